@@ -1,0 +1,110 @@
+"""The command line: argparse in, exit code out.
+
+Subcommands import what they need lazily, so that ``exec`` (which is timed from
+its own start) does not pay for HTTP clients or progress bars.
+
+Exit codes: 0 success (whatever the verdicts), 1 a finding the command exists to
+report (e.g. ``validate`` found problems), 2 bad arguments or input files,
+3 the sandbox could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from ._errors import ConfigError, PairbenchError, SandboxError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX = 0, 1, 2, 3
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
+def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="sandbox worker processes (default: the number of cores)")
+    p.add_argument("--require-full-confinement", action="store_true",
+                   help="refuse to run when a confinement mechanism is missing")
+    p.add_argument("--no-confine", action="store_true",
+                   help="run with no confinement at all (benchmarking only; never for untrusted code)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pairbench_async",
+        description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
+    )
+    sub = parser.add_subparsers(dest="command")
+
+    ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
+                        description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
+                        "sandbox; print one JSON object per test, in test order.")
+    ex.add_argument("program", metavar="PROGRAM", help="Python source file")
+    ex.add_argument("--tests", required=True, metavar="TESTS.jsonl",
+                    help='stdio {"id","input","output"} or call {"id","args","kwargs","expected"}')
+    ex.add_argument("--time-limit", type=_positive_float, default=2.0, metavar="SECONDS",
+                    help="CPU seconds per test (default 2)")
+    ex.add_argument("--wall-limit", type=_positive_float, default=None, metavar="SECONDS",
+                    help="wall-clock seconds per test (default 3 x time limit + 1)")
+    ex.add_argument("--memory-limit", type=_positive_int, default=256, metavar="MB",
+                    help="memory budget in MB (default 256)")
+    ex.add_argument("--output-limit", type=_positive_int, default=8 * 1024 * 1024, metavar="BYTES",
+                    help="stdout bytes kept; more is OLE (default 8 MiB)")
+    ex.add_argument("--entry", metavar="NAME", help="entry point for function-call tests")
+    ex.add_argument("--trace", action="store_true",
+                    help="record the executed lines of the program (reference traces)")
+    ex.add_argument("--checker", choices=("tokens", "exact"), default="tokens",
+                    help="output comparison (default: tokens, numbers within 1e-8)")
+    ex.add_argument("--float-tol", type=float, default=1e-8, metavar="TOL",
+                    help="absolute and relative tolerance for numeric tokens (default 1e-8)")
+    _add_sandbox_flags(ex)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m pairbench_async``; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        if args.command == "exec":
+            from ._exec import exec_command
+
+            return asyncio.run(exec_command(args))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SandboxError as exc:
+        print(f"sandbox error: {exc}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except PairbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except KeyboardInterrupt:
+        return 130
+    parser.error(f"unknown command {args.command!r}")
+    return EXIT_USAGE

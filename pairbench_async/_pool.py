@@ -1,0 +1,679 @@
+"""The sandbox pool: an async façade over long-lived, confined worker processes.
+
+    async with SandboxPool(workers=2) as pool:
+        results = await pool.run(program, tests, limits)
+
+Each worker (``_worker.py``, started as a small ``python -S`` process, never
+forked from this one) serves one program at a time and forks a confined child
+per test (~1 ms). A job (one program on many tests) is cut into chunks that
+idle workers pull from a queue, so one large job spreads over every worker and
+many small jobs interleave; a worker keeps its program loaded between chunks
+of the same job. Only test *inputs* travel to a worker; expected outputs stay
+here, where the comparison happens.
+
+Back-pressure: at most ``max_jobs`` jobs are admitted at once; further ``run``
+calls wait. A worker that dies is replaced and the tests it had not finished are
+retried once; a second death turns them into ``SF`` (sandbox fault) results.
+
+The event loop is never blocked: all worker I/O is asyncio pipes. Works inside
+any asyncio loop, including anyio's asyncio backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib.util
+import json
+import marshal
+import os
+import shutil
+import signal
+import struct
+import sys
+import sysconfig
+import tempfile
+import warnings
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from ._compare import compare_output, values_equal
+from ._errors import ConfinementUnavailable, HelperMissing, SandboxError
+from ._records import Checker, Limits, Program, Test, TestResult, Verdict
+
+__all__ = ["SandboxConfig", "SandboxPool", "SandboxStatistics", "confinement_report"]
+
+_OP_LOAD, _OP_TEST, _OP_END, _OP_QUIT = 1, 2, 3, 4
+_OP_READY, _OP_LOADED, _OP_RESULT, _OP_ZDIED, _OP_FATAL = 10, 11, 12, 13, 14
+_HEADER = struct.Struct("<BI")
+_RESULT = struct.Struct("<iIqqqqIIII")
+_FLAG_WALL_TIMEOUT, _FLAG_CONFINED = 1, 2
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
+_FILENAME = "solution.py"
+_CHANNEL = msgspec.json.Decoder()
+_SIGNALS = {int(s): s.name for s in signal.Signals}
+
+
+class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How the pool runs programs. Defaults suit a shared evaluation machine.
+
+    ``workers`` defaults to the number of usable cores: more workers than cores
+    turn CPU-time limits into false TLEs on a loaded machine.
+    """
+
+    workers: int | None = None
+    #: False runs programs with no confinement layer at all (benchmarks only).
+    confine: bool = True
+    #: Refuse to start when a mechanism (Landlock, namespaces, seccomp) is missing.
+    require_full: bool = False
+    #: Size of each worker's scratch tmpfs, the only writable place.
+    scratch_mb: int = 64
+    #: First unprivileged uid/gid used when started as root (one per worker).
+    uid_base: int = 1_900_000_000
+    #: Threads a program may run (RLIMIT_NPROC, per worker uid; only when root).
+    nproc: int = 64
+    nofile: int = 64
+    stack_mb: int = 64
+    #: Non-stdlib packages a program may import (pre-imported, read-only).
+    allowed_packages: tuple[str, ...] = ("numpy",)
+    #: Tests per chunk (upper bound; a job is cut so every worker gets work).
+    chunk: int = 32
+    #: Jobs admitted at once; further ``run`` calls wait (back-pressure).
+    max_jobs: int | None = None
+
+
+class SandboxStatistics(msgspec.Struct, frozen=True):
+    """A snapshot of the pool's counters (for progress lines and benchmarks)."""
+
+    workers: int
+    jobs_done: int
+    jobs_waiting: int
+    tests_run: int
+    worker_restarts: int
+    sandbox_faults: int
+
+
+def _landlock_read_paths(allowed_packages: Sequence[str]) -> list[str]:
+    """What a child may read: the stdlib (not site-packages), shared libraries, zoneinfo."""
+    paths: set[str] = set()
+    for key in ("stdlib", "platstdlib"):
+        root = sysconfig.get_paths().get(key)
+        if root and os.path.isdir(root):
+            for entry in os.listdir(root):
+                if entry in ("site-packages", "dist-packages"):
+                    continue
+                paths.add(os.path.join(root, entry))
+    dynload = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload")
+    if os.path.isdir(dynload):
+        paths.add(dynload)
+    paths.update(("/lib64", "/usr/lib64"))
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        paths.update((f"/lib/{multiarch}", f"/usr/lib/{multiarch}"))
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir and os.path.isdir(libdir):
+        paths.update(os.path.join(libdir, e) for e in os.listdir(libdir) if e.startswith("libpython"))
+    paths.update(("/etc/ld.so.cache", "/usr/share/zoneinfo", "/etc/localtime"))
+    for name in allowed_packages:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is None or not spec.origin:
+            continue
+        pkg_dir = os.path.dirname(spec.origin)
+        paths.add(pkg_dir)
+        libs = pkg_dir + ".libs"
+        if os.path.isdir(libs):
+            paths.add(libs)
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def _extra_sys_paths(allowed_packages: Sequence[str]) -> list[str]:
+    """site-packages directories holding an allowed package, for the worker's sys.path."""
+    out: list[str] = []
+    for name in allowed_packages:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is not None and spec.origin:
+            parent = os.path.dirname(os.path.dirname(spec.origin))
+            if parent not in out:
+                out.append(parent)
+    return out
+
+
+def _confine_path() -> str:
+    spec = importlib.util.find_spec("pairbench_async._confine")
+    if spec is None or spec.origin is None:
+        raise HelperMissing(
+            "the native sandbox module pairbench_async._confine is not built: "
+            "reinstall with `pip install -e .` (needs gcc and the Python headers)"
+        )
+    return spec.origin
+
+
+def _worker_env(scratch: str) -> dict[str, str]:
+    """The whole environment of a worker: nothing of ours, above all no API key."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": scratch,
+        "TMPDIR": scratch,
+        "PYTHONHASHSEED": "0",
+        # numeric libraries must not start thread pools that hit the process limit
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "VECLIB_MAXIMUM_THREADS": "1",
+    }
+
+
+class _WorkerDied(Exception):
+    """The worker process (or its zygote) ended while serving a chunk."""
+
+
+class _Job:
+    __slots__ = ("checker", "done", "error", "hash", "limits", "payload", "program", "remaining",
+                 "results", "tests", "trace")
+
+    def __init__(self, program: Program, tests: Sequence[Test], limits: Limits, checker: Checker,
+                 trace: bool) -> None:
+        self.program = program
+        self.tests = list(tests)
+        self.limits = limits
+        self.checker = checker
+        self.trace = trace
+        self.results: list[TestResult | None] = [None] * len(self.tests)
+        self.remaining = len(self.tests)
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.error: str | None = None  # compile error text, shared by all tests
+        spec = (
+            program.source,
+            program.kind,
+            program.entry_point,
+            trace,
+            (limits.time_limit, limits.wall_seconds, limits.memory_limit_mb * 1024 * 1024,
+             limits.output_limit),
+            _FILENAME,
+        )
+        self.payload = marshal.dumps(spec)
+        self.hash = hashlib.blake2b(self.payload, digest_size=16).digest()
+
+    def finish(self, index: int, result: TestResult) -> None:
+        if self.results[index] is None:
+            self.results[index] = result
+            self.remaining -= 1
+            if self.remaining == 0 and not self.done.done():
+                self.done.set_result(None)
+
+
+class _Chunk:
+    __slots__ = ("attempt", "indices", "job")
+
+    def __init__(self, job: _Job, indices: list[int], attempt: int = 0) -> None:
+        self.job = job
+        self.indices = indices
+        self.attempt = attempt
+
+
+class _Worker:
+    """One worker process and the pipes to it."""
+
+    def __init__(self, index: int, proc: asyncio.subprocess.Process, report: dict[str, Any]) -> None:
+        self.index = index
+        self.proc = proc
+        self.report = report
+        self.loaded: bytes | None = None
+        self.compile_error: str | None = None
+
+    async def frame(self) -> tuple[int, bytes]:
+        assert self.proc.stdout is not None
+        try:
+            head = await self.proc.stdout.readexactly(_HEADER.size)
+            op, n = _HEADER.unpack(head)
+            payload = await self.proc.stdout.readexactly(n) if n else b""
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise _WorkerDied("worker exited") from exc
+        if op == _OP_FATAL:
+            raise _WorkerDied(payload.decode("utf-8", "replace"))
+        if op == _OP_ZDIED:
+            (status,) = struct.unpack("<i", payload)
+            self.loaded = None
+            raise _WorkerDied(f"zygote died ({_describe_status(status)})")
+        return op, payload
+
+    def write(self, op: int, payload: bytes = b"") -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(_HEADER.pack(op, len(payload)))
+        if payload:
+            self.proc.stdin.write(payload)
+
+    async def drain(self) -> None:
+        assert self.proc.stdin is not None
+        try:
+            await self.proc.stdin.drain()
+        except (ConnectionError, BrokenPipeError) as exc:
+            raise _WorkerDied("worker pipe closed") from exc
+
+    async def load(self, job: _Job) -> None:
+        if self.loaded == job.hash:
+            return
+        if self.loaded is not None:
+            self.write(_OP_END)
+        self.loaded = None
+        self.write(_OP_LOAD, job.payload)
+        await self.drain()
+        op, payload = await self.frame()
+        if op != _OP_LOADED:
+            raise _WorkerDied(f"unexpected frame {op} after LOAD")
+        self.loaded = job.hash
+        self.compile_error = payload[1:].decode("utf-8", "replace") if payload[:1] == b"\x01" else None
+
+    async def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            await self.proc.wait()
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return _SIGNALS.get(os.WTERMSIG(status), f"signal {os.WTERMSIG(status)}")
+    return f"exit {os.WEXITSTATUS(status)}"
+
+
+def confinement_report(report: dict[str, Any]) -> list[str]:
+    """The confinement layers a worker report says are missing (empty = all on)."""
+    missing = []
+    if not report.get("seccomp"):
+        missing.append("seccomp")
+    if not report.get("landlock"):
+        missing.append("Landlock")
+    if not report.get("netns"):
+        missing.append("network namespace")
+    if not report.get("tmpfs"):
+        missing.append("scratch tmpfs")
+    if report.get("root") and not report.get("setuid"):
+        missing.append("unprivileged uid")
+    return missing
+
+
+class SandboxPool:
+    """Run untrusted programs on tests, confined, on a pool of forked workers."""
+
+    def __init__(self, config: SandboxConfig | None = None, **overrides: Any) -> None:
+        config = config or SandboxConfig()
+        if overrides:
+            config = msgspec.structs.replace(config, **overrides)
+        self.config = config
+        n = config.workers or len(os.sched_getaffinity(0)) or 1
+        if n < 1:
+            raise SandboxError("workers must be at least 1")
+        self._n = n
+        self._workers: list[_Worker | None] = [None] * n
+        self._tasks: list[asyncio.Task[None]] = []
+        self._queue: deque[_Chunk] = deque()
+        self._wakeup: asyncio.Condition | None = None
+        self._admit: asyncio.Semaphore | None = None
+        self._base: str | None = None
+        self._closed = False
+        self._started = False
+        self._report: dict[str, Any] = {}
+        self._tests_run = 0
+        self._jobs_done = 0
+        self._waiting = 0
+        self._restarts = 0
+        self._faults = 0
+        self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
+        self._static: tuple[list[str], list[str], str] | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    async def __aenter__(self) -> SandboxPool:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._wakeup = asyncio.Condition()
+        self._admit = asyncio.Semaphore(self.config.max_jobs or 4 * self._n)
+        self._static = (
+            _landlock_read_paths(self.config.allowed_packages),
+            _extra_sys_paths(self.config.allowed_packages),
+            _confine_path(),
+        )
+        self._base = tempfile.mkdtemp(prefix="pairbench-sandbox-")
+        os.chmod(self._base, 0o711)  # an unprivileged child may traverse, not list
+        try:
+            workers = await asyncio.gather(*(self._spawn(i) for i in range(self._n)))
+        except BaseException:
+            await self.aclose()
+            raise
+        for i, w in enumerate(workers):
+            self._workers[i] = w
+        self._report = workers[0].report
+        missing = confinement_report(self._report) if self.config.confine else []
+        if missing:
+            message = (
+                "pairbench_async sandbox: running WITHOUT " + ", ".join(missing)
+                + " on this machine (" + "; ".join(self._report.get("errors", [])) + ")"
+            )
+            if self.config.require_full:
+                await self.aclose()
+                raise ConfinementUnavailable(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            print(message, file=sys.stderr)
+        self._tasks = [asyncio.create_task(self._serve(i)) for i in range(self._n)]
+
+    async def _spawn(self, index: int) -> _Worker:
+        assert self._base is not None and self._static is not None
+        read_paths, extra_paths, confine_path = self._static
+        scratch = os.path.join(self._base, f"w{index}")
+        os.makedirs(scratch, mode=0o700, exist_ok=True)
+        root = os.getuid() == 0
+        uid = self.config.uid_base + index if root and self.config.confine else -1
+        gid = uid
+        if uid >= 0:
+            os.chown(scratch, uid, gid)
+        cfg = {
+            "confine_path": confine_path,
+            "scratch": scratch,
+            "scratch_mb": self.config.scratch_mb,
+            "uid": uid,
+            "gid": gid,
+            "confine": self.config.confine,
+            "read_paths": read_paths,
+            "extra_paths": extra_paths,
+            "allowed_packages": list(self.config.allowed_packages),
+            "nproc": self.config.nproc,
+            "nofile": self.config.nofile,
+            "stack_mb": self.config.stack_mb,
+            "pool_pid": os.getpid(),
+            "expose_paths": [sys.base_prefix, sys.prefix, *extra_paths],
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-S", "-s", "-P", "-B", "-X", "utf8", _WORKER, json.dumps(cfg),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=_worker_env(scratch),
+            cwd="/",
+            start_new_session=True,
+        )
+        assert proc.stderr is not None
+        asyncio.create_task(self._drain_stderr(index, proc.stderr))
+        worker = _Worker(index, proc, {})
+        try:
+            op, payload = await asyncio.wait_for(worker.frame(), timeout=30)
+        except (_WorkerDied, asyncio.TimeoutError) as exc:
+            await worker.kill()
+            tail = b"".join(self._stderr_tails[index]).decode("utf-8", "replace")[-2000:]
+            raise SandboxError(f"sandbox worker failed to start: {exc}\n{tail}") from exc
+        if op != _OP_READY:
+            await worker.kill()
+            raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
+        worker.report = json.loads(payload)
+        return worker
+
+    async def _drain_stderr(self, index: int, stream: asyncio.StreamReader) -> None:
+        tail = self._stderr_tails[index]
+        with contextlib.suppress(Exception):
+            while chunk := await stream.read(4096):
+                tail.append(chunk)
+
+    async def aclose(self) -> None:
+        """Stop every worker and remove the scratch directories. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for w in self._workers:
+            if w is None:
+                continue
+            with contextlib.suppress(Exception):
+                w.write(_OP_QUIT)
+                assert w.proc.stdin is not None
+                w.proc.stdin.close()
+            try:
+                await asyncio.wait_for(w.proc.wait(), timeout=2)
+            except (asyncio.TimeoutError, Exception):
+                await w.kill()
+        while self._queue:
+            chunk = self._queue.popleft()
+            for i in chunk.indices:
+                chunk.job.finish(i, self._fault(chunk.job.tests[i], "sandbox pool closed"))
+        if self._base:
+            shutil.rmtree(self._base, ignore_errors=True)
+
+    # -- public ------------------------------------------------------------
+
+    @property
+    def workers(self) -> int:
+        return self._n
+
+    def confinement(self) -> dict[str, Any]:
+        """The first worker's report: which layers are on, Landlock ABI, RSS."""
+        return dict(self._report)
+
+    def statistics(self) -> SandboxStatistics:
+        return SandboxStatistics(
+            workers=self._n,
+            jobs_done=self._jobs_done,
+            jobs_waiting=self._waiting,
+            tests_run=self._tests_run,
+            worker_restarts=self._restarts,
+            sandbox_faults=self._faults,
+        )
+
+    async def run(
+        self,
+        program: Program,
+        tests: Sequence[Test],
+        limits: Limits = Limits(),
+        *,
+        checker: Checker = Checker(),
+        trace: bool = False,
+    ) -> list[TestResult]:
+        """Run ``program`` on every test; one result per test, in order.
+
+        The program's own failures are verdicts; only a pool that is closed or
+        cannot start raises (:class:`SandboxError`).
+        """
+        if self._closed:
+            raise SandboxError("the sandbox pool is closed")
+        if not self._started:
+            await self.start()
+        if not tests:
+            return []
+        assert self._admit is not None and self._wakeup is not None
+        self._waiting += 1
+        try:
+            await self._admit.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            job = _Job(program, tests, limits, checker, trace)
+            size = max(1, min(self.config.chunk, -(-len(job.tests) // self._n)))
+            for start in range(0, len(job.tests), size):
+                self._queue.append(_Chunk(job, list(range(start, min(start + size, len(job.tests))))))
+            async with self._wakeup:
+                self._wakeup.notify_all()
+            await asyncio.shield(job.done)
+            self._jobs_done += 1
+            return [r for r in job.results if r is not None]
+        finally:
+            self._admit.release()
+
+    # -- workers -----------------------------------------------------------
+
+    async def _next_chunk(self, worker: _Worker | None) -> _Chunk:
+        assert self._wakeup is not None
+        async with self._wakeup:
+            while not self._queue:
+                await self._wakeup.wait()
+            # prefer a chunk of the program this worker has loaded
+            if worker is not None and worker.loaded is not None:
+                for k, chunk in enumerate(self._queue):
+                    if k > 8:
+                        break
+                    if chunk.job.hash == worker.loaded:
+                        del self._queue[k]
+                        return chunk
+            return self._queue.popleft()
+
+    async def _serve(self, index: int) -> None:
+        while True:
+            chunk = await self._next_chunk(self._workers[index])
+            while chunk is not None:
+                worker = self._workers[index]
+                try:
+                    if worker is None:
+                        raise _WorkerDied("no worker")
+                    await self._run_chunk(worker, chunk)
+                    chunk = None
+                except _WorkerDied as exc:
+                    left = [i for i in chunk.indices if chunk.job.results[i] is None]
+                    if worker is not None:
+                        await worker.kill()
+                    self._workers[index] = None
+                    self._restarts += 1
+                    try:
+                        self._workers[index] = await self._spawn(index)
+                    except SandboxError as spawn_exc:
+                        reason = f"worker could not be restarted: {spawn_exc}"
+                        for i in left:
+                            chunk.job.finish(i, self._fault(chunk.job.tests[i], reason))
+                        await asyncio.sleep(1)
+                        chunk = None
+                        continue
+                    if chunk.attempt >= 1:
+                        for i in left:
+                            chunk.job.finish(i, self._fault(chunk.job.tests[i], f"worker died twice: {exc}"))
+                        chunk = None
+                    else:
+                        chunk = _Chunk(chunk.job, left, attempt=1) if left else None
+
+    async def _run_chunk(self, worker: _Worker, chunk: _Chunk) -> None:
+        job = chunk.job
+        await worker.load(job)
+        if worker.compile_error is not None:
+            for i in chunk.indices:
+                job.finish(i, TestResult(id=job.tests[i].id, verdict=Verdict.RE,
+                                         error="SyntaxError", stderr=worker.compile_error))
+            return
+        pending = deque()
+        for i in chunk.indices:
+            if job.results[i] is not None:
+                continue
+            worker.write(_OP_TEST, _test_input(job, job.tests[i]))
+            pending.append(i)
+        await worker.drain()
+        while pending:
+            op, payload = await worker.frame()
+            if op != _OP_RESULT:
+                raise _WorkerDied(f"unexpected frame {op} while running tests")
+            i = pending.popleft()
+            result = _decode_result(job, job.tests[i], payload)
+            if result.verdict is Verdict.SF:
+                self._faults += 1
+            self._tests_run += 1
+            job.finish(i, result)
+
+    def _fault(self, test: Test, reason: str) -> TestResult:
+        self._faults += 1
+        return TestResult(id=test.id, verdict=Verdict.SF, error=reason)
+
+
+_ARGS = msgspec.json.Encoder()
+
+
+def _test_input(job: _Job, test: Test) -> bytes:
+    if job.program.kind == "call":
+        return _ARGS.encode([test.args or [], test.kwargs or {}])
+    return (test.input or "").encode()
+
+
+def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
+    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, n_out, n_err, n_chan,
+     n_fault) = _RESULT.unpack_from(payload)
+    pos = _RESULT.size
+    raw_out = payload[pos:pos + n_out]
+    pos += n_out
+    stderr = payload[pos:pos + n_err].decode("utf-8", "replace")
+    pos += n_err
+    chan = payload[pos:pos + n_chan]
+    pos += n_chan
+    fault = payload[pos:pos + n_fault].decode("utf-8", "replace")
+
+    limits = job.limits
+    common = {
+        "id": test.id,
+        "cpu_ms": cpu_us / 1000,
+        "wall_ms": wall_us / 1000,
+        "memory_kb": max(0, maxrss_kb - base_kb),
+        "stderr": stderr,
+    }
+    if not flags & _FLAG_CONFINED:
+        return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
+    stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
+    common["stdout"] = stdout
+    report: dict[str, Any] = {}
+    if chan:
+        try:
+            decoded = _CHANNEL.decode(chan)
+            if isinstance(decoded, dict):
+                report = decoded
+        except msgspec.DecodeError:
+            report = {"corrupt": True}
+    exc = report.get("exc") if isinstance(report.get("exc"), str) else None
+    lines = report.get("lines") if job.trace else None
+    if lines is not None and not (isinstance(lines, list) and all(type(x) is int for x in lines)):
+        lines = None
+    signaled = os.WIFSIGNALED(status)
+    sig = os.WTERMSIG(status) if signaled else 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
+    cpu_limit_ms = limits.time_limit * 1000
+
+    def result(verdict: Verdict, **kw: Any) -> TestResult:
+        return TestResult(verdict=verdict, lines=lines, **common, **kw)
+
+    if flags & _FLAG_WALL_TIMEOUT:
+        return result(Verdict.TLE, timeout="wall")
+    if cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
+        return result(Verdict.TLE, timeout="cpu")
+    if len(raw_out) > limits.output_limit:
+        return result(Verdict.OLE)
+    if exc == "MemoryError" or common["memory_kb"] > limits.memory_limit_mb * 1024:
+        return result(Verdict.MLE, error=exc)
+    if signaled:
+        return result(Verdict.RE, error=_SIGNALS.get(sig, f"signal {sig}"))
+    if exc is not None or code != 0:
+        return result(Verdict.RE, error=exc or f"exit code {code}")
+    if job.program.kind == "call":
+        if "value" not in report:
+            return result(Verdict.RE, error="no return value")
+        value = report["value"]
+        expected = test.expected if test.expected is not msgspec.UNSET else None
+        if isinstance(value, dict) and "$type" in value and not isinstance(expected, dict):
+            return result(Verdict.WA, value=value, mismatch="value",
+                          error=f"returned a {value['$type']}, which has no JSON value")
+        if values_equal(expected, value, job.checker):
+            return result(Verdict.AC, value=value)
+        return result(Verdict.WA, value=value, mismatch="value")
+    if test.output is None:  # nothing to compare with (e.g. computing a reference's outputs)
+        return result(Verdict.AC)
+    mismatch = compare_output(test.output, stdout, job.checker)
+    if mismatch is None:
+        return result(Verdict.AC)
+    return result(Verdict.WA, mismatch=mismatch)

@@ -1,0 +1,58 @@
+"""`python -m pairbench_async exec`: the contract of the command as a user sees it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pairbench_async", "exec", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_prints_one_json_object_per_test_in_order(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("n = int(input())\nprint(n * n if n != 3 else 0)\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text("".join(json.dumps({"id": f"t{i}", "input": f"{i}\n", "output": f"{i * i}\n"}) + "\n"
+                             for i in range(50)))
+    proc = run(str(prog), "--tests", str(tests), "--trace", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [f"t{i}" for i in range(50)]
+    assert [r["verdict"] for r in rows].count("WA") == 1 and rows[3]["verdict"] == "WA"
+    assert all({"id", "verdict", "stdout", "cpu_ms", "wall_ms", "lines"} <= r.keys() for r in rows)
+    assert rows[0]["lines"] == [1, 2]
+
+
+def test_call_tests_need_an_entry_point(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("def add(a, b):\n    return a + b\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text('{"id": "1", "args": [1, 2], "expected": 3}\n{"id": "2", "args": [1, 2], "kwargs": {}, "expected": 4}\n')
+    bad = run(str(prog), "--tests", str(tests))
+    assert bad.returncode == 2 and "--entry" in bad.stderr
+    ok = run(str(prog), "--tests", str(tests), "--entry", "add")
+    assert ok.returncode == 0, ok.stderr
+    assert [json.loads(x)["verdict"] for x in ok.stdout.splitlines()] == ["AC", "WA"]
+
+
+def test_malformed_tests_file_names_file_line_and_field(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("print(1)\n")
+    tests = tmp_path / "bad.jsonl"
+    tests.write_text('{"id": "1", "input": "", "output": "1"}\n\n{"id": 2, "input": "", "output": "1"}\n')
+    proc = run(str(prog), "--tests", str(tests))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"{tests}:3" in proc.stderr and "'id'" in proc.stderr
+    tests.write_text('{"id": "1", "input": "", "output": "1"}\n{"id": "1", "inp\n')
+    proc = run(str(prog), "--tests", str(tests))
+    assert proc.returncode == 2 and f"{tests}:2" in proc.stderr and "JSON" in proc.stderr
+
+
+def test_bad_arguments_exit_2(tmp_path: Path) -> None:
+    assert run("missing.py", "--tests", "missing.jsonl").returncode == 2
+    assert run("x.py", "--tests", "t.jsonl", "--time-limit", "-1").returncode == 2
