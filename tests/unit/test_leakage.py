@@ -1,0 +1,342 @@
+"""The leakage validator: one passing and one failing hint per rule and level, regeneration."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pairbench_async._errors import ConfigError
+from pairbench_async._hints import HINT_LEVELS, Evidence, fallback_hint
+from pairbench_async._leakage import (
+    HiddenData,
+    HintAttempt,
+    ValidationPolicy,
+    _shares_run,
+    code_identifiers,
+    hidden_data,
+    produce_hint,
+    retry_messages,
+    review,
+    validate_hint,
+)
+from pairbench_async._records import Instance, Message
+from pairbench_async._records import Test as HiddenTest
+
+PROBLEM = (
+    "Given n numbers, print how many pairs (i, j) with i < j have equal values. "
+    "Print the count on one line."
+)
+CANDIDATE = """\
+n = int(input())
+values = list(map(int, input().split()))
+cnt = 0
+seen_set = set()
+prefixSum = 0
+total = 0
+for i in range(n):
+    for j in range(i + 1, n):
+        if values[i] == values[j]:
+            cnt += 1
+print(cnt)
+"""
+REFERENCE = """\
+from collections import Counter
+n = int(input())
+values = list(map(int, input().split()))
+freq_by_value = Counter(values)
+print(sum(k * (k - 1) // 2 for k in freq_by_value.values()))
+"""
+HIDDEN = HiddenData(
+    inputs=("5\n1 1 2 2 2\n", "6\n7 7 7 7 7 7\n", "4\nsecretword 1 2 3\n"),
+    outputs=("4\n", "15\n", "1234567\n"),
+    reference=REFERENCE,
+)
+EVIDENCE = Evidence(problem=PROBLEM)
+
+
+def reasons(hint: str, level: int) -> list[str]:
+    return validate_hint(hint, level, EVIDENCE, CANDIDATE, HIDDEN)
+
+
+def rules(hint: str, level: int) -> set[str]:
+    return {reason.split(":", 1)[0] for reason in reasons(hint, level)}
+
+
+# --------------------------------------------------------------------------- passing
+
+
+@pytest.mark.parametrize("level", range(1, 7))
+def test_table_examples_pass_at_their_own_level(level: int) -> None:
+    assert reasons(HINT_LEVELS[level - 1].example, level) == []
+
+
+@pytest.mark.parametrize("level", range(1, 7))
+@pytest.mark.parametrize(
+    "failure", ["wrong_value", "wrong_lines", "timeout", "memory", "runtime:IndexError"]
+)
+def test_fallback_hints_pass_at_their_level(level: int, failure: str) -> None:
+    assert reasons(fallback_hint(level, failure), level) == []
+
+
+@pytest.mark.parametrize(
+    ("hint", "level"),
+    [
+        ("The output is smaller than expected when many values are equal.", 1),
+        ("The answer is too small when n = 1 or when every value is the same.", 2),
+        ("The program loses track of how often each value was already seen.", 3),
+        ("The count of pairs printed is off: it prints 4 where the answer is larger.", 1),
+        ("The fault is likely in the nested loop that compares values, around line 9.", 4),
+        ("The cnt variable is only increased for adjacent equal values.", 4),
+        ("Replace the pairwise comparison by counting each value once.", 6),
+        ("You should count how many times each value occurs.", 6),
+        ("The input has 5 numbers, and the answer is 4.", 2),
+    ],
+)
+def test_level_conforming_hints_pass(hint: str, level: int) -> None:
+    assert reasons(hint, level) == []
+
+
+def test_public_text_is_never_a_quote() -> None:
+    # the problem statement and the candidate's own code may be repeated verbatim
+    assert "quote" not in rules(
+        "It should print how many pairs (i, j) with i < j have equal values.", 6
+    )
+    assert "quote" not in rules("values = list(map(int, input().split()))", 6)
+
+
+def test_short_tokens_of_hidden_data_are_ignored() -> None:
+    assert reasons("The expected answer is 15 but the program prints 14.", 1) == []
+
+
+# --------------------------------------------------------------------------- failing
+
+
+@pytest.mark.parametrize("level", range(1, 7))
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Try this:\n```python\nprint(1)\n```",
+        "The loop `for i in range(n)` is wrong.",
+        "Write for i in range(n) with a dict.",
+        "Define def count_pairs(values) to return the answer.",
+        "return cnt",
+        "Add cnt += k * (k - 1) // 2.",
+        "The fix is x = values[i] + 1 here.",
+        "Set total = 0 before reading each value.",
+        "It fails because sorted(values) is never computed.",
+        "Call values.count(v) for each value.",
+        "Compare when values[i] == values[j] holds.",
+    ],
+)
+def test_code_is_rejected_at_every_level(hint: str, level: int) -> None:
+    assert "code" in rules(hint, level)
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The problem is on line 9.",
+        "Look at lines 8-10 of the program.",
+        "The seen_set is never filled.",
+        "prefixSum grows too fast.",
+        "The cnt grows too slowly.",
+        "The 'total' is never updated.",
+        "The total variable is not used.",
+        "The inner loop starts at the wrong index.",
+        "The if statement compares the wrong items.",
+    ],
+)
+def test_code_locations_are_rejected_below_level_four(hint: str) -> None:
+    for level in (1, 2, 3):
+        assert "location" in rules(hint, level), (hint, level)
+    assert "location" not in rules(hint, 4)
+
+
+def test_plain_english_words_that_are_also_variable_names_pass() -> None:
+    assert "location" not in rules("The total printed is smaller than expected.", 1)
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Use a dictionary of counts instead.",
+        "Change the comparison so that equal values are counted once per pair.",
+        "Initialise the counter before the loop over values.",
+        "The counter should be increased for every earlier equal value.",
+        "You need to count occurrences of each value first.",
+        "Make sure every pair is counted.",
+        "The answer is right if you replace the pair loop.",
+    ],
+)
+def test_repair_directions_are_rejected_below_level_six(hint: str) -> None:
+    for level in range(1, 6):
+        assert "direction" in rules(hint, level), (hint, level)
+    assert "direction" not in rules(hint, 6)
+
+
+@pytest.mark.parametrize("level", range(1, 7))
+@pytest.mark.parametrize(
+    ("hint", "what"),
+    [
+        ("On the input 6 7 7 7 7 7 7 it fails.", "input"),
+        ("The expected output there is 1234567.", "output"),
+        ("Think of freq_by_value = Counter(values) as the key idea.", "reference"),
+        ("The reference prints sum(k*(k-1)//2 for k in freq_by_value.values()).", "reference"),
+        ("It breaks when a word like secretword appears.", "input"),
+    ],
+)
+def test_verbatim_hidden_data_is_rejected_at_every_level(hint: str, what: str, level: int) -> None:
+    found = [reason for reason in reasons(hint, level) if reason.startswith("quote")]
+    assert found, (hint, level)
+
+
+def test_quote_reasons_never_repeat_the_quoted_data() -> None:
+    text = " ".join(reasons("The input 6 7 7 7 7 7 7 gives 1234567 via secretword.", 1))
+    for secret in ("7 7 7", "1234567", "secretword"):
+        assert secret not in text
+
+
+def test_empty_and_overlong_hints_are_rejected() -> None:
+    assert rules("   ", 3) == {"empty"}
+    assert "length" in rules("The output is wrong. " * 100, 3)
+
+
+def test_unknown_level_is_an_error() -> None:
+    with pytest.raises(ConfigError):
+        reasons("The output is wrong.", 7)
+
+
+def test_code_identifiers_with_and_without_a_parse() -> None:
+    assert {"n", "values", "cnt", "seen_set", "prefixSum", "total", "i", "j"} <= code_identifiers(
+        CANDIDATE
+    )
+    assert "print" not in code_identifiers(CANDIDATE) and "for" not in code_identifiers(CANDIDATE)
+    assert {"broken_name", "x"} <= code_identifiers("def broken_name(:\n  x = ")
+
+
+def test_hidden_data_of_a_call_instance() -> None:
+    instance = Instance(
+        id="i",
+        problem="p",
+        buggy="b",
+        reference="r",
+        tests=[HiddenTest(id="t", args=[[1, 2], "ab"], kwargs={"k": 3}, expected={"x": 1})],
+        kind="call",
+        time_limit=1.0,
+        memory_limit_mb=64,
+        entry_point="f",
+    )
+    data = hidden_data(instance)
+    assert data.inputs == ("[1,2]", '"ab"', "3") and data.outputs == ('{"x":1}',)
+    assert data.reference == "r"
+
+
+# --------------------------------------------------------------------------- regeneration
+
+LEAKY = "Use this:\n```python\nprint(4)\n```"
+GOOD = "The output is smaller than expected when many values are equal."
+
+
+def _scripted(replies: list[str]) -> tuple[list[list[Message]], object]:
+    seen: list[list[Message]] = []
+    it = iter(replies)
+
+    def generate(messages: list[Message]) -> str:
+        seen.append(messages)
+        return next(it)
+
+    return seen, generate
+
+
+def test_accepts_the_first_clean_attempt_and_keeps_rejected_ones() -> None:
+    seen, generate = _scripted([LEAKY, GOOD])
+    outcome = produce_hint(
+        generate,  # type: ignore[arg-type]
+        level=1,
+        evidence=EVIDENCE,
+        candidate_code=CANDIDATE,
+        hidden=HIDDEN,
+        failure="wrong_value",
+    )
+    assert outcome.text == GOOD and not outcome.fallback
+    assert [bool(a.reasons) for a in outcome.attempts] == [True, False]
+    # the retry conversation shows the rejected hint and why
+    assert seen[1][-2] == Message(role="assistant", content=LEAKY)
+    assert "code: fenced code block" in seen[1][-1].content
+
+
+def test_exhausted_budget_falls_back_to_the_level_safe_hint() -> None:
+    seen, generate = _scripted([LEAKY] * 5)
+    outcome = produce_hint(
+        generate,  # type: ignore[arg-type]
+        level=2,
+        evidence=EVIDENCE,
+        candidate_code=CANDIDATE,
+        hidden=HIDDEN,
+        failure="timeout",
+    )
+    assert len(seen) == 3 and len(outcome.attempts) == 3
+    assert outcome.fallback and outcome.text == fallback_hint(2, "timeout")
+    assert "exceeds the time limit" in outcome.text
+
+
+def test_exhausted_budget_can_omit_the_hint() -> None:
+    policy = ValidationPolicy(budget=1, on_exhausted="omit")
+    attempts, outcome = review(
+        (),
+        LEAKY,
+        level=4,
+        evidence=EVIDENCE,
+        candidate_code=CANDIDATE,
+        hidden=HIDDEN,
+        failure="wrong_value",
+        policy=policy,
+    )
+    assert outcome is not None and outcome.text == "" and outcome.fallback
+    assert outcome.attempts == attempts and len(attempts) == 1
+
+
+def test_review_asks_for_another_attempt_within_budget() -> None:
+    attempts, outcome = review(
+        (), LEAKY, level=1, evidence=EVIDENCE, candidate_code=CANDIDATE, hidden=HIDDEN, failure="x"
+    )
+    assert outcome is None and attempts[0].reasons
+    messages = retry_messages([Message(role="user", content="hi")], attempts[0])
+    assert [m.role for m in messages] == ["user", "assistant", "user"]
+
+
+def test_policy_validation() -> None:
+    with pytest.raises(ConfigError):
+        ValidationPolicy(budget=0)
+    with pytest.raises(ConfigError):
+        ValidationPolicy(min_quote_chars=1)
+    assert HintAttempt(text="x").reasons == ()
+
+
+# --------------------------------------------------------------------------- the scan
+
+
+@given(
+    st.text("abc", max_size=30),
+    st.text("abc", max_size=30),
+    st.text("abc", max_size=30),
+    st.integers(2, 12),
+)
+def test_seeded_run_search_matches_the_definition(
+    hint: str, hidden: str, public: str, k: int
+) -> None:
+    naive = any(
+        hint[i : i + k] in hidden and hint[i : i + k] not in public
+        for i in range(len(hint) - k + 1)
+    )
+    assert _shares_run(hint, hidden, public, k) == naive
+
+
+def test_quotes_from_the_head_of_a_huge_input_are_caught() -> None:
+    big = " ".join(str(1_000_003 * i % 999_983) for i in range(40_000))
+    data = HiddenData(inputs=(big,), outputs=("1\n",), reference="print(1)\n")
+    leak = f"It fails on {big[100:160]} and similar inputs."
+    assert "quote" in {r.split(":")[0] for r in validate_hint(leak, 2, EVIDENCE, "", data)}
+    clean = "The answer is too small when the input holds many large values."
+    assert validate_hint(clean, 2, EVIDENCE, "", data) == []
