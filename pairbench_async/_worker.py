@@ -32,11 +32,9 @@ import fcntl
 import json
 import marshal
 import os
-import select
 import signal
 import struct
 import sys
-import time
 
 # Modules programs commonly use, imported while the interpreter can still read
 # its own library (a program importing 9 modules costs 6.5 ms/test otherwise).
@@ -59,12 +57,8 @@ OP_LOAD, OP_TEST, OP_END, OP_QUIT = 1, 2, 3, 4
 OP_READY, OP_LOADED, OP_RESULT, OP_ZDIED, OP_FATAL = 10, 11, 12, 13, 14
 
 HEADER = struct.Struct("<BI")
-RESULT = struct.Struct("<iIqqqqIIII")
 
-FLAG_WALL_TIMEOUT = 1
-FLAG_CONFINED = 2
 
-EXIT_FAULT = 121  # the child could not be confined (also signalled by handshake)
 STDERR_TAIL = 4096
 CHANNEL_CAP = 16 * 1024 * 1024
 
