@@ -5,10 +5,13 @@ silently runs unconfined would be worse than none, so a failed build stops the
 install with a message that names what to install.
 """
 
+import shutil
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 try:  # setuptools >= 59 vendors distutils' errors here
     from setuptools.errors import CCompilerError, CompileError, ExecError, PlatformError
@@ -44,6 +47,17 @@ class BuildConfine(build_ext):
             raise SystemExit(f"error: {exc}") from exc
 
 
+class BuildPyWithFixtures(build_py):
+    """Ship the bundled fixtures inside the package of a regular (non-editable) install."""
+
+    def run(self):
+        super().run()
+        target = Path(self.build_lib) / "pairbench_async" / "fixtures"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("stdio.jsonl", "call.jsonl"):
+            shutil.copyfile(Path("fixtures") / name, target / name)
+
+
 if not sys.platform.startswith("linux"):
     raise SystemExit("pairbench_async's sandbox needs Linux (seccomp, namespaces, Landlock).")
 
@@ -55,5 +69,5 @@ setup(
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wstrict-prototypes", "-Wno-missing-field-initializers"],
         )
     ],
-    cmdclass={"build_ext": BuildConfine},
+    cmdclass={"build_ext": BuildConfine, "build_py": BuildPyWithFixtures},
 )

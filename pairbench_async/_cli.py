@@ -80,6 +80,19 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--float-tol", type=float, default=1e-8, metavar="TOL",
                     help="absolute and relative tolerance for numeric tokens (default 1e-8)")
     _add_sandbox_flags(ex)
+
+    va = sub.add_parser("validate", help="check a dataset: references pass, buggy pass rates",
+                        description="Run every reference (must pass all its tests) and every buggy "
+                        "program (its pass rate is reported) in the sandbox. Default dataset: the "
+                        "bundled fixtures.")
+    va.add_argument("dataset", nargs="*", metavar="DATASET", help="JSON Lines instance files")
+    va.add_argument("--json", action="store_true", help="print a JSON summary")
+    va.add_argument("--verbose", action="store_true", help="with --json: include every instance")
+    va.add_argument("--skip-invalid", action="store_true",
+                    help="skip (and count) malformed lines instead of stopping at the first")
+    va.add_argument("--pass-rate", default="0.10:0.55", metavar="LO:HI",
+                    help="expected buggy pass-rate range (outside it: a warning)")
+    _add_sandbox_flags(va)
     return parser
 
 
@@ -95,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._exec import exec_command
 
             return asyncio.run(exec_command(args))
+        if args.command == "validate":
+            from ._validate import validate_command
+
+            return asyncio.run(validate_command(args))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
