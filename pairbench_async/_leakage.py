@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import keyword
 import re
 from collections.abc import Callable, Iterable
@@ -207,8 +208,17 @@ _STRUCTURE: Final = re.compile(
 )
 
 
-def code_identifiers(source: str) -> set[str]:
-    """Names the program defines or uses, minus keywords and builtins."""
+def code_identifiers(source: str) -> frozenset[str]:
+    """Names the program defines or uses, minus keywords and builtins.
+
+    Memoised (pure, and called for the same program at every hint attempt of a turn
+    and by every episode that reaches the same program).
+    """
+    return _code_identifiers(source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _code_identifiers(source: str) -> frozenset[str]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -224,7 +234,7 @@ def code_identifiers(source: str) -> set[str]:
                 names.add(node.arg)
             elif isinstance(node, ast.alias):
                 names.add((node.asname or node.name).split(".")[0])
-    return {name for name in names if name not in _RESERVED}
+    return frozenset(name for name in names if name not in _RESERVED)
 
 
 def _own_names(candidate_code: str, public_words: set[str]) -> set[str]:
