@@ -15,7 +15,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from ._errors import ConfigError, PairbenchError, SandboxError
+from ._errors import ConfigError, PairbenchError, SandboxError, StoreError
 
 __all__ = ["main"]
 
@@ -58,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command")
 
+    from ._run_cli import add_run_arguments
+
+    run = sub.add_parser("run", help="run a sweep (the default command)",
+                         description="Run PAIR-BENCH episodes and print the leaderboard. With no "
+                         "arguments: the bundled fixtures, candidates sim:0.3 and sim:0.8, feedback rules.")
+    add_run_arguments(run)
+    rep = sub.add_parser("report", help="the leaderboard of a run directory, from its records")
+    rep.add_argument("dir", metavar="DIR")
+    rep.add_argument("--json", action="store_true",
+                     help='print {"models": {name: {metric: value}}}')
+
     ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
                         description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
                         "sandbox; print one JSON object per test, in test order.")
@@ -99,15 +110,24 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m pairbench_async``; returns the exit code."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"run", "report", "exec", "validate", "import"}
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
+        argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_USAGE
     try:
         if args.command == "exec":
             from ._exec import exec_command
 
             return asyncio.run(exec_command(args))
+        if args.command == "run":
+            from ._run_cli import run_command, run_loop
+
+            return run_loop(run_command(args))
+        if args.command == "report":
+            from ._run_cli import report_command
+
+            return asyncio.run(report_command(args))
         if args.command == "validate":
             from ._validate import validate_command
 
@@ -118,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxError as exc:
         print(f"sandbox error: {exc}", file=sys.stderr)
         return EXIT_SANDBOX
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except PairbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_SANDBOX

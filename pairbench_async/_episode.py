@@ -1,0 +1,229 @@
+"""One episode: an (instance, candidate, protocol, run) trajectory, turn by turn.
+
+Turn 0 is the unhinted repair; then the protocol decides each turn:
+
+* ``pair``: PAIR-BENCH. The policy (Algorithm 1) picks a failure scenario and a
+  hint level; the feedback model writes a hint from the level's evidence mask; the
+  leakage validator accepts it or asks again (every attempt is recorded); the
+  candidate revises; the program is evaluated on every hidden test.
+* ``nohint``: the same number of revision turns with no hint at all.
+
+Every evaluated turn is emitted as a :class:`TurnRecord` (with the policy state,
+the resume checkpoint) before the next begins; the episode ends with an
+:class:`EpisodeRecord`. A model or sandbox error ends the episode as ``error``
+after the turns already recorded; it never escapes to the sweep.
+
+The candidate only ever gets the messages built by :mod:`._prompts`; offline
+models also get a :class:`~._offline.TurnContext` out of band.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from ._errors import ClientError, ConfigError, SandboxError
+from ._extract import extract_code
+from ._hints import build_evidence, build_feedback_prompt, mask_evidence
+from ._leakage import HiddenData, HintAttempt, HintOutcome, ValidationPolicy, retry_messages, review
+from ._offline import TurnContext
+from ._policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
+from ._prompts import TurnSummary, initial_prompt, turn_prompt
+from ._records import Completion, Instance, Message, TestResult, Verdict
+from ._runlog import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord, TurnRecord
+from ._shapes import Shape
+
+__all__ = ["EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode"]
+
+PROTOCOLS = ("pair", "nohint")
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 63-bit seed from any parts (never Python's randomised ``hash``)."""
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+class EpisodeSpec(msgspec.Struct, frozen=True):
+    run_id: str
+    episode_id: str
+    instance_id: str
+    model: str
+    feedback: str
+    protocol: str
+    run: int
+    seed: int
+
+
+class Model(Protocol):
+    async def complete(self, messages: Sequence[Message], **kw: Any) -> Completion: ...
+
+
+class EpisodeEnv(msgspec.Struct):
+    """What an episode needs from the run: evaluation, traces, shapes, parameters."""
+
+    evaluate: Callable[[Instance, str], Awaitable[tuple[dict[str, TestResult], float]]]
+    traces: Callable[[Instance], Awaitable[Mapping[str, Sequence[int]]]]
+    shapes: Callable[[Instance], Mapping[str, Shape]]
+    hidden: Callable[[Instance], HiddenData]
+    emit: Callable[[Record], Awaitable[None]]
+    policy: PolicyConfig
+    validation: ValidationPolicy
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+async def _call(model: Any, messages: list[Message], env: EpisodeEnv, context: TurnContext) -> Completion:
+    if getattr(model, "uses_context", False):
+        return await model.complete(messages, context=context)
+    return await model.complete(messages, temperature=env.temperature, max_tokens=env.max_tokens,
+                                seed=context.seed & 0x7FFFFFFF)
+
+
+def _call_record(role: str, c: Completion) -> CallRecord:
+    return CallRecord(role=role, model=c.model, text=c.text, usage=c.usage,  # type: ignore[arg-type]
+                      latency_ms=c.latency_ms, attempts=c.attempts)
+
+
+def _split(instance: Instance, results: Mapping[str, TestResult]) -> tuple[list[str], list[str]]:
+    passed = [t.id for t in instance.tests if results[t.id].verdict is Verdict.AC]
+    failed = [t.id for t in instance.tests if results[t.id].verdict is not Verdict.AC]
+    return passed, failed
+
+
+async def run_episode(
+    spec: EpisodeSpec,
+    instance: Instance,
+    candidate: Any,
+    feedback: Any,
+    env: EpisodeEnv,
+    prior: Sequence[TurnRecord] = (),
+) -> EpisodeRecord:
+    """Run (or resume after ``prior``) one episode; emits its records, returns the last."""
+    if spec.protocol not in PROTOCOLS:
+        raise ConfigError(f"unknown protocol {spec.protocol!r} (known: {', '.join(PROTOCOLS)})")
+    rates: list[float] = [r.pass_rate for r in prior]
+    turn_no = len(prior)
+
+    def base(**kw: Any) -> dict[str, Any]:
+        return dict(run_id=spec.run_id, episode_id=spec.episode_id, instance_id=instance.id,
+                    model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed, **kw)
+
+    async def finish(status: str, turns: int, reason: str | None, error: str | None = None) -> EpisodeRecord:
+        rec = EpisodeRecord(**base(status=status, turns=turns, stop_reason=reason, error=error,
+                                   initial_pass_rate=rates[0] if rates else None,
+                                   final_pass_rate=rates[-1] if rates else None,
+                                   best_pass_rate=max(rates) if rates else None))
+        await env.emit(rec)
+        return rec
+
+    try:
+        if prior:
+            program = prior[-1].program
+            state: PolicyState = prior[-1].policy or start()
+            results, _ = await env.evaluate(instance, program)
+            history = [TurnSummary(turn=r.turn, hint=r.hint.text if r.hint else None,
+                                   code_found=r.code_found,
+                                   changed=i == 0 or r.program != prior[i - 1].program)
+                       for i, r in enumerate(prior) if r.turn > 0]
+        else:
+            context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
+                                  target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
+            reply = await _call(candidate, initial_prompt(instance), env, context)
+            code = extract_code(reply.text)
+            program = code if code is not None else instance.buggy
+            results, ms = await env.evaluate(instance, program)
+            state = start()
+            passed, failed = _split(instance, results)
+            rates.append(len(passed) / len(instance.tests))
+            await env.emit(TurnRecord(**base(
+                turn=0, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
+                verdicts=dict(Counter(r.verdict.value for r in results.values())),
+                code_found=code is not None, calls=[_call_record("candidate", reply)],
+                policy=state if spec.protocol == "pair" else None, sandbox_ms=ms)))
+            history = []
+            turn_no = 1
+
+        traces = await env.traces(instance) if spec.protocol == "pair" else {}
+        shapes = env.shapes(instance)
+        while True:
+            failing = [t.id for t in instance.tests if results[t.id].verdict is not Verdict.AC]
+            decision: Plan | None = None
+            hint: HintOutcome | None = None
+            calls: list[CallRecord] = []
+            if spec.protocol == "pair":
+                state, step = plan(env.policy, state, failing, results, traces, shapes, spec.seed)
+                if isinstance(step, Stop):
+                    return await finish("done", turn_no - 1, step.reason)
+                decision = step
+                hint = await _hint(spec, instance, feedback, env, decision, program, results, traces, calls)
+            else:
+                if not failing:
+                    return await finish("done", turn_no - 1, "all_pass")
+                if turn_no > env.policy.turns:
+                    return await finish("done", turn_no - 1, "budget")
+            turn = turn_no
+            target_lines = sorted({line for tid in (decision.scenario.tests if decision else ())
+                                   for line in traces.get(tid, ())})
+            context = TurnContext(instance=instance, program=program, turn=turn,
+                                  level=decision.level if decision else None, target_lines=target_lines,
+                                  evidence=None, seed=spec.seed, protocol=spec.protocol)
+            reply = await _call(candidate, turn_prompt(instance, program, hint.text if hint else None, history),
+                                env, context)
+            calls.append(_call_record("candidate", reply))
+            code = extract_code(reply.text)
+            new_program = code if code is not None else program
+            results, ms = await env.evaluate(instance, new_program)
+            passed, failed = _split(instance, results)
+            rates.append(len(passed) / len(instance.tests))
+            if decision is not None:
+                state = observe(env.policy, state, decision, passed)
+            history.append(TurnSummary(turn=turn, hint=hint.text if hint else None,
+                                       code_found=code is not None, changed=new_program != program))
+            program = new_program
+            target = None
+            if decision is not None:
+                sc = decision.scenario
+                target = TargetRecord(scenario_id=sc.id, tests=list(sc.tests), grouping=decision.grouping,
+                                      failure=sc.failure, shape=sc.shape, trace=list(sc.trace or ()),
+                                      representatives=list(decision.representatives),
+                                      continued=decision.continued)
+            await env.emit(TurnRecord(**base(
+                turn=turn, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
+                verdicts=dict(Counter(r.verdict.value for r in results.values())),
+                code_found=code is not None, target=target,
+                hint_level=decision.level if decision else None,
+                hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
+                                fallback=hint.fallback) if hint else None,
+                calls=calls, policy=state if spec.protocol == "pair" else None, sandbox_ms=ms)))
+            turn_no += 1
+    except (ClientError, SandboxError, ConfigError) as exc:
+        return await finish("error", max(0, turn_no - 1), None, f"{type(exc).__name__}: {exc}")
+
+
+async def _hint(spec: EpisodeSpec, instance: Instance, feedback: Any, env: EpisodeEnv, decision: Plan,
+                program: str, results: Mapping[str, TestResult], traces: Mapping[str, Sequence[int]],
+                calls: list[CallRecord]) -> HintOutcome:
+    """Generate a hint, validate it, regenerate up to the budget (every attempt kept)."""
+    level = decision.level
+    evidence = mask_evidence(level, build_evidence(instance, decision.scenario, decision.representatives,
+                                                   results, traces, program))
+    messages = build_feedback_prompt(level, evidence, evidence.scenario)
+    attempts: tuple[HintAttempt, ...] = ()
+    hidden = env.hidden(instance)
+    while True:
+        context = TurnContext(instance=instance, program=program, turn=decision.turn, level=level,
+                              target_lines=[], evidence=evidence, attempt=len(attempts), seed=spec.seed,
+                              protocol=spec.protocol)
+        reply = await _call(feedback, messages, env, context)
+        calls.append(_call_record("feedback", reply))
+        attempts, outcome = review(attempts, reply.text, level=level, evidence=evidence,
+                                   candidate_code=program, hidden=hidden,
+                                   failure=decision.scenario.failure, policy=env.validation)
+        if outcome is not None:
+            return outcome
+        messages = retry_messages(messages, attempts[-1])

@@ -1,0 +1,123 @@
+"""Model specs to model clients, the TOML model config, and the replay model.
+
+Specs: ``openai:MODEL`` / ``openai:MODEL@BASE_URL`` (HTTP), ``sim:SKILL[?latency=S]``
+and ``rules`` (built-in offline models), ``replay:PATH`` (answers recorded in a
+previous run's ``records.jsonl``, for re-scoring without any endpoint).
+
+The config file (``--config FILE``) holds per-model endpoint settings::
+
+    [models."openai:gpt-4o-mini"]
+    requests_per_minute = 500
+    tokens_per_minute = 200000
+    max_concurrency = 32
+
+    [models."openai:qwen2.5-coder@http://127.0.0.1:8000/v1"]
+    api_key_env = "LOCAL_KEY"   # the *name* of a variable; keys never go in files
+
+``[defaults]`` applies to every ``openai:`` model without its own table.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ._client import EndpointSettings, OpenAIClient, parse_model_spec
+from ._errors import ConfigError
+from ._records import Completion, Message
+
+__all__ = ["ReplayModel", "load_model_config", "make_model"]
+
+
+def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
+    """Model spec -> settings (key ``""`` holds ``[defaults]``)."""
+    if path is None:
+        return {}
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read model config: {exc}") from exc
+    unknown = set(raw) - {"models", "defaults"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown sections {sorted(unknown)} (expected [defaults], [models.\"SPEC\"])")
+    out: dict[str, EndpointSettings] = {}
+    try:
+        if "defaults" in raw:
+            out[""] = msgspec.convert(raw["defaults"], EndpointSettings)
+        for spec, table in raw.get("models", {}).items():
+            base = msgspec.to_builtins(out.get("", EndpointSettings()))
+            out[spec] = msgspec.convert({**base, **table}, EndpointSettings)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return out
+
+
+class ReplayModel:
+    """Answers with the texts a previous run recorded, call for call.
+
+    ``replay:PATH`` (a run directory or its ``records.jsonl``) replays the episodes
+    of the one candidate model recorded there; ``replay:PATH#MODEL`` picks a model
+    when there were several. An answer is found by (instance, episode seed,
+    protocol, turn, role, attempt); a call with no recorded answer raises
+    :class:`ConfigError`: the replay does not match this run's parameters.
+    """
+
+    uses_context = True
+
+    def __init__(self, path: str, name: str) -> None:
+        from ._runlog import TurnRecord
+        from ._store import read_records
+
+        where, _, source = path.partition("#")
+        folder = Path(where)
+        if folder.is_file():
+            folder = folder.parent
+        records = [r for r in read_records(folder)[0] if isinstance(r, TurnRecord)]
+        models = sorted({r.model for r in records})
+        if not source:
+            if len(models) != 1:
+                raise ConfigError(f"replay: {folder} holds models {models}; use replay:PATH#MODEL")
+            source = models[0]
+        elif source not in models:
+            raise ConfigError(f"replay: no model {source!r} in {folder} (found {models})")
+        self.name = name
+        self._answers: dict[tuple[str, int, str, int, str], list[str]] = {}
+        for rec in records:
+            if rec.model == source:
+                for call in rec.calls:
+                    key = (rec.instance_id, rec.seed, rec.protocol, rec.turn, call.role)
+                    self._answers.setdefault(key, []).append(call.text)
+
+    async def complete(self, messages: Sequence[Message], *, context: Any = None, **_: Any) -> Completion:
+        if context is None:
+            raise ConfigError("replay models need the orchestrator's context")
+        role = "feedback" if context.evidence is not None else "candidate"
+        texts = self._answers.get((context.instance.id, context.seed, context.protocol, context.turn, role))
+        index = context.attempt if role == "feedback" else 0
+        if not texts or index >= len(texts):
+            raise ConfigError(f"replay: no recorded {role} answer for {context.instance.id} turn {context.turn}")
+        return Completion(text=texts[index], model=self.name)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_model(spec: str, config: dict[str, EndpointSettings] | None = None) -> Any:
+    """A model client for ``spec``."""
+    config = config or {}
+    scheme, name, _ = parse_model_spec(spec)
+    if scheme == "openai":
+        return OpenAIClient.from_spec(spec, config.get(spec, config.get("")))
+    if scheme in ("sim", "rules"):
+        from ._offline import parse_offline_spec
+
+        return parse_offline_spec(spec)
+    if scheme == "replay":
+        if not name:
+            raise ConfigError("replay:PATH needs the records file or run directory")
+        return ReplayModel(name, spec)
+    raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, replay:PATH)")

@@ -1,0 +1,168 @@
+"""``python -m pairbench_async [run]`` and ``report``: the sweep and its leaderboard.
+
+With no arguments the run sweeps the bundled fixtures with two simulated candidates
+of different skill (``sim:0.3``, ``sim:0.8``) and the ``rules`` feedback model into
+a fresh directory under ``runs/``, shows a progress bar and ends with the
+leaderboard. SIGINT/SIGTERM stop it cleanly: in-flight turns are abandoned, every
+record already written stays valid, and ``--resume --out DIR`` continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+
+from ._errors import ConfigError
+
+__all__ = ["add_run_arguments", "report_command", "run_command"]
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", nargs="+", metavar="PATH", help="instance files (default: bundled fixtures)")
+    p.add_argument("--candidate", nargs="+", metavar="SPEC",
+                   help="candidate models: sim:SKILL[?latency=S], openai:MODEL[@URL], replay:PATH "
+                   "(default: sim:0.3 sim:0.8)")
+    p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
+    p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
+                   help="pair (default), nohint")
+    p.add_argument("--concurrency", type=int, default=64, metavar="N", help="episodes in flight (default 64)")
+    p.add_argument("--runs", type=int, default=1, metavar="K", help="repeated runs with derived seeds")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--turns", type=int, default=10, metavar="A", help="alpha: hinted turns (default 10)")
+    p.add_argument("--scenario-turns", type=int, default=3, metavar="B",
+                   help="beta: turns per scenario (default 3)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: a new runs/<time>)")
+    p.add_argument("--resume", action="store_true", help="continue the run recorded in --out")
+    p.add_argument("--config", metavar="FILE", help="TOML file with per-model endpoint settings")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    if args.out:
+        return Path(args.out)
+    if args.resume:
+        raise ConfigError("--resume needs --out DIR (the run to continue)")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for k in range(1000):
+        p = Path("runs") / (stamp if k == 0 else f"{stamp}-{k}")
+        if not p.exists():
+            return p
+    raise ConfigError("cannot find a fresh directory under runs/")
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    from ._api import Evaluator, RunConfig
+    from ._dataset import load_dataset
+    from ._pool import SandboxConfig
+    from ._report import leaderboard, render_text
+    from ._store import read_records
+
+    read = load_dataset(args.dataset)
+    instances = read.instances[: args.limit] if args.limit else read.instances
+    if not instances:
+        raise ConfigError("no instances to run")
+    config = RunConfig(
+        candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
+        protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
+        scenario_turns=args.scenario_turns, concurrency=args.concurrency,
+        temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
+    )
+    out = _out_dir(args)
+    ev = Evaluator(config, out_dir=out, resume=args.resume, sandbox=SandboxConfig(workers=args.workers),
+                   dataset_paths=[str(p) for p in (args.dataset or [])])
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def stop() -> None:
+        nonlocal interrupted
+        interrupted = True
+        if main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    print(f"pairbench_async: {len(instances)} instances x {len(config.candidates)} candidates x "
+          f"{len(config.protocols)} protocols x {config.runs} runs -> {out}", file=sys.stderr)
+    try:
+        async with ev:
+            await _consume(ev, instances, args.no_progress)
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        print(f"\ninterrupted: records so far are in {out}; continue with --resume --out {out}",
+              file=sys.stderr)
+        return 130
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    records, _ = read_records(out)
+    board = leaderboard(records)
+    print(render_text(board))
+    stats = ev.statistics()
+    print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, {stats.errors} errors), "
+          f"{stats.turns} turns, {stats.tests_run} tests in {stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+    return 0
+
+
+async def _consume(ev: object, instances: list[object], quiet: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ._runlog import EpisodeRecord
+
+    progress = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.fields[info]}"), disable=quiet, transient=False,
+                        console=_stderr_console())
+    with progress:
+        task = None
+        t0 = time.monotonic()
+        async for record in ev.run(instances):  # type: ignore[attr-defined]
+            s = ev.statistics()  # type: ignore[attr-defined]
+            if task is None:
+                task = progress.add_task("run", total=s.episodes_total, completed=s.episodes_skipped, info="")
+            if isinstance(record, EpisodeRecord):
+                progress.advance(task)
+            rate = s.tests_run / max(1e-9, time.monotonic() - t0)
+            progress.update(task, info=f"turns {s.turns}  tests/s {rate:,.0f}  tokens "
+                            f"{s.prompt_tokens + s.completion_tokens:,}  errors {s.errors}")
+
+
+def _stderr_console() -> object:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+async def report_command(args: argparse.Namespace) -> int:
+    from ._report import leaderboard, leaderboard_json, render_text
+    from ._store import read_records
+
+    out = Path(args.dir)
+    if not (out / "records.jsonl").exists():
+        raise ConfigError(f"{out}: no records.jsonl (is this a run directory?)")
+    records, _ = read_records(out)
+    board = leaderboard(records)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(leaderboard_json(board)).decode() + "\n")
+    else:
+        print(render_text(board))
+    return 0
+
+
+def run_loop(coro: object) -> int:
+    """Run on uvloop when it is installed, else on asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    return uvloop.run(coro)  # type: ignore[arg-type,no-any-return]

@@ -1,0 +1,126 @@
+"""The record store: an output directory with ``manifest.json`` and ``records.jsonl``.
+
+Durability policy: every record is encoded once and written with a single
+``write()`` to a file opened ``O_APPEND``, as soon as it exists, so the operating
+system holds it even if the process is killed the next instant (SIGKILL included).
+``fsync`` runs after every episode record and at close (off the event loop), so a
+power loss costs at most the turns of unfinished episodes, which resume recomputes.
+
+Reading tolerates exactly one kind of damage: a torn *last* line (a write cut short
+by a kill). It is dropped, and :meth:`RecordWriter.open` truncates it away before
+appending. A bad line anywhere else is corruption and raises :class:`StoreError`.
+The manifest is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+import msgspec
+
+from ._errors import ResumeMismatch, StoreError
+from ._runlog import Record, RunManifest
+
+__all__ = ["RecordWriter", "read_manifest", "read_records", "write_manifest"]
+
+RECORDS = "records.jsonl"
+MANIFEST = "manifest.json"
+
+_DECODER = msgspec.json.Decoder(Record)
+_MANIFEST = msgspec.json.Decoder(RunManifest)
+
+
+def read_records(out_dir: str | os.PathLike[str]) -> tuple[list[Record], int]:
+    """All records of a run, and the byte length of the valid prefix of the file."""
+    path = Path(out_dir) / RECORDS
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], 0
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read records: {exc.strerror}") from exc
+    records: list[Record] = []
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        if end == -1:
+            return records, pos  # a last line without its newline was cut short: drop it
+        try:
+            records.append(_DECODER.decode(data[pos:end]))
+        except msgspec.DecodeError as exc:
+            if data[end + 1:].strip() == b"":
+                return records, pos  # a torn tail: drop it
+            lineno = data.count(b"\n", 0, pos) + 1
+            raise StoreError(f"{path}:{lineno}: corrupt record ({exc})") from exc
+        pos = end + 1
+    return records, pos
+
+
+def read_manifest(out_dir: str | os.PathLike[str]) -> RunManifest | None:
+    path = Path(out_dir) / MANIFEST
+    try:
+        return _MANIFEST.decode(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, msgspec.DecodeError) as exc:
+        raise StoreError(f"{path}: unreadable manifest: {exc}") from exc
+
+
+def write_manifest(out_dir: str | os.PathLike[str], manifest: RunManifest) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=out)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(msgspec.json.format(msgspec.json.encode(manifest)))
+            f.write(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out / MANIFEST)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def check_resume(old: RunManifest, new: RunManifest) -> None:
+    """Raise :class:`ResumeMismatch` naming every parameter that differs."""
+    a, b = old.comparable(), new.comparable()
+    diffs = [f"{k}: records have {a[k]!r}, this run has {b[k]!r}" for k in a if a[k] != b[k]]
+    if diffs:
+        raise ResumeMismatch("cannot resume: the run's parameters differ (" + "; ".join(diffs) + ")")
+
+
+class RecordWriter:
+    """Append-only writer of records, one ``write()`` per record."""
+
+    def __init__(self, out_dir: str | os.PathLike[str], *, valid_length: int | None = None) -> None:
+        self.path = Path(out_dir) / RECORDS
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        if valid_length is not None and os.fstat(self._fd).st_size > valid_length:
+            os.ftruncate(self._fd, valid_length)  # drop a torn last line before appending
+        self._encoder = msgspec.json.Encoder()
+        self._buffer = bytearray()
+        self.written = 0
+
+    def write(self, record: Record) -> None:
+        buf = self._buffer
+        self._encoder.encode_into(record, buf)
+        buf.extend(b"\n")
+        view = memoryview(buf)
+        while view:
+            view = view[os.write(self._fd, view):]
+        self.written += 1
+
+    async def sync(self) -> None:
+        if self._fd >= 0:
+            await asyncio.to_thread(os.fsync, self._fd)
+
+    async def aclose(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            await asyncio.to_thread(os.fsync, fd)
+            os.close(fd)
