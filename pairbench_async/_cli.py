@@ -104,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
     va.add_argument("--pass-rate", default="0.10:0.55", metavar="LO:HI",
                     help="expected buggy pass-rate range (outside it: a warning)")
     _add_sandbox_flags(va)
+
+    from ._cli_import import add_import_parser
+
+    add_import_parser(sub)
     return parser
 
 
@@ -128,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._run_cli import report_command
 
             return asyncio.run(report_command(args))
+        if args.command == "import":
+            from ._cli_import import run_import
+
+            return asyncio.run(run_import(args))
         if args.command == "validate":
             from ._validate import validate_command
 
