@@ -1,6 +1,5 @@
 """pairbench_async: PAIR-BENCH code-improvement evaluation with a native sandbox."""
 
-from __future__ import annotations
 
 from ._errors import (
     BadResponse,
@@ -17,7 +16,12 @@ from ._errors import (
     TransientError,
     WorkerCrashed,
 )
+from ._api import Evaluator, RunConfig, RunStatistics
+from ._dataset import DatasetRead, load_dataset, read_instances, write_instances
+from ._metrics import ModelMetrics, Trajectory, TurnOutcome, compute_metrics, metrics_by_model
+from ._offline import RulesFeedback, SimCandidate, TurnContext
 from ._pool import SandboxConfig, SandboxPool, SandboxStatistics
+from ._runlog import EpisodeRecord, RunManifest, TurnRecord
 from ._records import (
     SCHEMA_VERSION,
     Checker,
@@ -32,29 +36,47 @@ from ._records import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "SCHEMA_VERSION",
     "BadResponse",
     "Checker",
     "ClientError",
     "ConfigError",
     "ConfinementUnavailable",
     "DatasetError",
+    "DatasetRead",
+    "EpisodeRecord",
+    "Evaluator",
     "HelperMissing",
     "Instance",
     "Limits",
+    "ModelMetrics",
     "PairbenchError",
     "Program",
     "RateLimited",
     "ResumeMismatch",
+    "RulesFeedback",
+    "RunConfig",
+    "RunManifest",
+    "RunStatistics",
+    "SCHEMA_VERSION",
     "SandboxConfig",
     "SandboxError",
     "SandboxPool",
     "SandboxStatistics",
+    "SimCandidate",
     "StoreError",
     "Test",
     "TestResult",
+    "Trajectory",
     "TransientError",
+    "TurnContext",
+    "TurnOutcome",
+    "TurnRecord",
     "Verdict",
     "WorkerCrashed",
     "__version__",
+    "compute_metrics",
+    "load_dataset",
+    "metrics_by_model",
+    "read_instances",
+    "write_instances",
 ]

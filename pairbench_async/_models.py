@@ -22,13 +22,15 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ._client import EndpointSettings, OpenAIClient, parse_model_spec
 from ._errors import ConfigError
 from ._records import Completion, Message
+
+if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
+    from ._client import EndpointSettings
 
 __all__ = ["ReplayModel", "load_model_config", "make_model"]
 
@@ -37,6 +39,8 @@ def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
     """Model spec -> settings (key ``""`` holds ``[defaults]``)."""
     if path is None:
         return {}
+    from ._client import EndpointSettings
+
     try:
         raw = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -108,6 +112,8 @@ class ReplayModel:
 
 def make_model(spec: str, config: dict[str, EndpointSettings] | None = None) -> Any:
     """A model client for ``spec``."""
+    from ._client import OpenAIClient, parse_model_spec
+
     config = config or {}
     scheme, name, _ = parse_model_spec(spec)
     if scheme == "openai":
