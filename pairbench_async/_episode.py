@@ -210,6 +210,7 @@ async def _hint(spec: EpisodeSpec, instance: Instance, feedback: Any, env: Episo
                 calls: list[CallRecord]) -> HintOutcome:
     """Generate a hint, validate it, regenerate up to the budget (every attempt kept)."""
     level = decision.level
+    target_lines = sorted({line for tid in decision.scenario.tests for line in traces.get(tid, ())})
     evidence = mask_evidence(level, build_evidence(instance, decision.scenario, decision.representatives,
                                                    results, traces, program))
     messages = build_feedback_prompt(level, evidence, evidence.scenario)
@@ -217,7 +218,7 @@ async def _hint(spec: EpisodeSpec, instance: Instance, feedback: Any, env: Episo
     hidden = env.hidden(instance)
     while True:
         context = TurnContext(instance=instance, program=program, turn=decision.turn, level=level,
-                              target_lines=[], evidence=evidence, attempt=len(attempts), seed=spec.seed,
+                              target_lines=target_lines, evidence=evidence, attempt=len(attempts), seed=spec.seed,
                               protocol=spec.protocol)
         reply = await _call(feedback, messages, env, context)
         calls.append(_call_record("feedback", reply))
