@@ -26,6 +26,18 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ._baselines import (
+    BASELINES,
+    MODEL_FEEDBACK,
+    PROTECTED,
+    SIMPLE_FEEDBACK,
+    critique_hint,
+    feedback_messages,
+    first_sentence,
+    selfcritique_messages,
+    simulated_level,
+    test_feedback,
+)
 from ._errors import ClientError, ConfigError, SandboxError
 from ._extract import extract_code
 from ._hints import build_evidence, build_feedback_prompt, mask_evidence
@@ -34,12 +46,13 @@ from ._offline import TurnContext
 from ._policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
 from ._prompts import TurnSummary, initial_prompt, turn_prompt
 from ._records import Completion, Instance, Message, TestResult, Verdict
+from ._scenarios import Scenario, failure_type, sample_representatives
 from ._runlog import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord, TurnRecord
 from ._shapes import Shape
 
 __all__ = ["EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode"]
 
-PROTOCOLS = ("pair", "nohint")
+PROTOCOLS = ("pair", *BASELINES)
 
 
 def derive_seed(*parts: object) -> int:
@@ -148,7 +161,7 @@ async def run_episode(
             history = []
             turn_no = 1
 
-        traces = await env.traces(instance) if spec.protocol == "pair" else {}
+        traces = await env.traces(instance) if spec.protocol in ("pair", *MODEL_FEEDBACK) else {}
         shapes = env.shapes(instance)
         while True:
             failing = [t.id for t in instance.tests if results[t.id].verdict is not Verdict.AC]
@@ -166,11 +179,14 @@ async def run_episode(
                     return await finish("done", turn_no - 1, "all_pass")
                 if turn_no > env.policy.turns:
                     return await finish("done", turn_no - 1, "budget")
+                hint = await _baseline_hint(spec, instance, candidate, feedback, env, turn_no, program,
+                                            failing, results, traces, calls)
             turn = turn_no
             target_lines = sorted({line for tid in (decision.scenario.tests if decision else ())
                                    for line in traces.get(tid, ())})
+            level = decision.level if decision else simulated_level(spec.protocol, spec.seed, turn)
             context = TurnContext(instance=instance, program=program, turn=turn,
-                                  level=decision.level if decision else None, target_lines=target_lines,
+                                  level=level, target_lines=target_lines,
                                   evidence=None, seed=spec.seed, protocol=spec.protocol)
             reply = await _call(candidate, turn_prompt(instance, program, hint.text if hint else None, history),
                                 env, context)
@@ -199,10 +215,50 @@ async def run_episode(
                 hint_level=decision.level if decision else None,
                 hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
                                 fallback=hint.fallback) if hint else None,
+                protected=spec.protocol in PROTECTED,
                 calls=calls, policy=state if spec.protocol == "pair" else None, sandbox_ms=ms)))
             turn_no += 1
     except (ClientError, SandboxError, ConfigError) as exc:
         return await finish("error", max(0, turn_no - 1), None, f"{type(exc).__name__}: {exc}")
+
+
+async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, feedback: Any, env: EpisodeEnv,
+                         turn: int, program: str, failing: Sequence[str], results: Mapping[str, TestResult],
+                         traces: Mapping[str, Sequence[int]], calls: list[CallRecord]) -> HintOutcome | None:
+    """The feedback of a baseline protocol's turn (level 0 = no level control)."""
+    kind = spec.protocol
+    if kind == "nohint":
+        return None
+    if kind == "simple":
+        return HintOutcome(text=SIMPLE_FEEDBACK, level=0, attempts=())
+    if kind == "selfcritique":
+        context = TurnContext(instance=instance, program=program, turn=turn, level=None, target_lines=[],
+                              evidence=None, seed=derive_seed(spec.seed, "critique"), protocol=kind)
+        reply = await _call(candidate, selfcritique_messages(instance, program), env, context)
+        calls.append(_call_record("candidate", reply))
+        return HintOutcome(text=critique_hint(reply.text), level=0, attempts=())
+    everyone = Scenario(id="all-failing", level="type", failure=failure_type(results[failing[0]]),
+                        tests=tuple(failing))
+    picks = sample_representatives(everyone, env.policy.scenarios.representatives, derive_seed(spec.seed, turn))
+    if kind == "test":
+        by_id = {t.id: t for t in instance.tests}
+        return HintOutcome(text=test_feedback(by_id[picks[0]], results[picks[0]]), level=0, attempts=())
+    assert kind in MODEL_FEEDBACK
+    evidence = build_evidence(instance, everyone, picks, results, traces, program)
+    messages = feedback_messages(kind, evidence)
+    hidden = env.hidden(instance)
+    attempts: tuple[HintAttempt, ...] = ()
+    while True:
+        context = TurnContext(instance=instance, program=program, turn=turn, level=None, target_lines=[],
+                              evidence=evidence, attempt=len(attempts), seed=spec.seed, protocol=kind)
+        reply = await _call(feedback, messages, env, context)
+        calls.append(_call_record("feedback", reply))
+        text = first_sentence(reply.text) if kind == "sentence" else reply.text
+        attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=program,
+                                   hidden=hidden, failure=everyone.failure, policy=env.validation)
+        if outcome is not None:
+            return msgspec.structs.replace(outcome, level=0)
+        messages = retry_messages(messages, attempts[-1])
 
 
 async def _hint(spec: EpisodeSpec, instance: Instance, feedback: Any, env: EpisodeEnv, decision: Plan,

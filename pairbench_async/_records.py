@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Bumped whenever a record field changes; old records stay decodable.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: TurnRecord.protected
 
 Kind = Literal["stdio", "call"]
 

@@ -30,7 +30,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: sim:0.3 sim:0.8)")
     p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
     p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
-                   help="pair (default), nohint")
+                   help="pair (default); baselines: nohint vanilla simple test human paragraph "
+                   "sentence selfcritique (several: each its own episodes)")
     p.add_argument("--concurrency", type=int, default=64, metavar="N", help="episodes in flight (default 64)")
     p.add_argument("--runs", type=int, default=1, metavar="K", help="repeated runs with derived seeds")
     p.add_argument("--seed", type=int, default=0, metavar="S")

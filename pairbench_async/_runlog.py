@@ -88,6 +88,8 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="kin
     #: policy state after this turn (the resume checkpoint); None for baselines
     policy: PolicyState | None = None
     sandbox_ms: float = 0.0
+    #: False when the protocol showed hidden tests to the candidate (``test``)
+    protected: bool = True
     schema: int = SCHEMA_VERSION
 
 

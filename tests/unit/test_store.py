@@ -89,3 +89,11 @@ def test_writer_is_usable_from_many_tasks(tmp_path: Path) -> None:
     asyncio.run(main())
     records, _ = read_records(tmp_path)
     assert len(records) == 1000
+
+
+def test_schema_1_records_still_decode(tmp_path: Path) -> None:
+    old = (b'{"kind":"turn","run_id":"r","episode_id":"e","instance_id":"i","model":"m","protocol":"pair",'
+           b'"run":0,"seed":1,"turn":0,"program":"x","passed":[],"failed":["a"],"pass_rate":0.0,"schema":1}\n')
+    (tmp_path / "records.jsonl").write_bytes(old)
+    (record,), _ = read_records(tmp_path)
+    assert isinstance(record, TurnRecord) and record.schema == 1 and record.protected is True

@@ -1,0 +1,140 @@
+"""The baseline feedback protocols of the source papers, as pure prompt and text builders.
+
+Every protocol shares turn 0 (the unhinted repair, so InitialFix is comparable) and
+the candidate's turn prompt; they differ in the feedback of turns 1..α:
+
+=============  ==========================================================================
+``nohint``     no feedback at all (PAIR-BENCH's RQ2 baseline)
+``vanilla``    a feedback-model hint on the failing tests every turn, with no scenario
+               selection and no level control (PAIR-BENCH's RQ2 baseline)
+``simple``     "The code is wrong. Please fix it." (FeedbackEval)
+``test``       one failing hidden test with its input, expected and actual output and the
+               error: NOT hidden-test protected, and marked so in every record (FeedbackEval)
+``human``      a feedback model's review paragraph, as a human reviewer would write (FeedbackEval)
+``paragraph``  a simulated user who knows the reference explains the problem in a
+               paragraph (When Benchmarks Talk)
+``sentence``   the same in one sentence (When Benchmarks Talk)
+``selfcritique`` the candidate critiques its own program; its critique is its next feedback
+=============  ==========================================================================
+
+Offline simulation: the ``sim`` candidate reacts to a turn's feedback through its
+hint level. For baselines, which have no level, :func:`simulated_level` stands for how
+informative that protocol's feedback is: ``simple`` and ``selfcritique`` act as
+level 1, ``test`` (a concrete failing input) as level 3, and the uncontrolled
+model-written kinds draw a level per turn from the episode seed (``vanilla``,
+``human``, ``paragraph`` uniformly in 1..6, ``sentence`` in 1..3): uncontrolled
+informativeness, which is what PAIR-BENCH's level control removes. Real models
+never see these numbers.
+
+Model-written feedback (vanilla, human, paragraph, sentence) goes through the same
+leakage validator as PAIR-BENCH hints, at the most permissive level (6): no code and
+no verbatim hidden tests or reference lines ever reach the candidate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from ._hints import Evidence, render_evidence
+from ._records import Instance, Message, Test, TestResult
+
+__all__ = [
+    "BASELINES",
+    "MODEL_FEEDBACK",
+    "PROTECTED",
+    "SIMPLE_FEEDBACK",
+    "critique_hint",
+    "feedback_messages",
+    "first_sentence",
+    "selfcritique_messages",
+    "simulated_level",
+    "test_feedback",
+]
+
+Baseline = Literal["nohint", "vanilla", "simple", "test", "human", "paragraph", "sentence", "selfcritique"]
+BASELINES: tuple[str, ...] = ("nohint", "vanilla", "simple", "test", "human", "paragraph", "sentence",
+                              "selfcritique")
+#: protocols whose feedback comes from the feedback model
+MODEL_FEEDBACK = frozenset({"vanilla", "human", "paragraph", "sentence"})
+#: protocols that never show a hidden test, expected output or reference line to the candidate
+PROTECTED = frozenset({"pair", *BASELINES} - {"test"})
+SIMPLE_FEEDBACK = "The code is wrong. Please fix it."
+
+_SYSTEM = "You give feedback on programs. You never write code, pseudocode or patches."
+
+_TASK = {
+    "vanilla": "Give a hint that helps the programmer fix the failures below.",
+    "human": "Write a short review paragraph, as an experienced human reviewer would, saying what is "
+             "wrong with the program and how to think about fixing it.",
+    "paragraph": "You are the user who asked for this program and you know the correct solution. "
+                 "In one paragraph, explain to the programmer what the program gets wrong and what "
+                 "you actually need.",
+    "sentence": "You are the user who asked for this program and you know the correct solution. In "
+                "ONE sentence, tell the programmer what the program gets wrong.",
+}
+
+
+def feedback_messages(kind: str, evidence: Evidence) -> list[Message]:
+    """The feedback model's prompt for a model-written baseline ``kind``."""
+    task = _TASK[kind]
+    rules = ("Do not write code, pseudocode or an exact patch, and do not quote the test data or "
+             "the correct solution. Reply with the feedback text only.")
+    return [Message(role="system", content=_SYSTEM),
+            Message(role="user", content=f"{task}\n{rules}\n\n{render_evidence(evidence)}")]
+
+
+def simulated_level(kind: str, seed: int, turn: int) -> int | None:
+    """How informative a baseline's feedback is, for the offline ``sim`` candidate only."""
+    import random
+
+    if kind == "nohint":
+        return None
+    if kind in ("simple", "selfcritique"):
+        return 1
+    if kind == "test":
+        return 3
+    rng = random.Random(f"{seed}:{turn}:{kind}")
+    return rng.randint(1, 3) if kind == "sentence" else rng.randint(1, 6)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (the ``sentence`` protocol keeps only that)."""
+    text = " ".join(text.split())
+    match = re.search(r"^(.+?[.!?])(\s|$)", text)
+    return match.group(1) if match else text
+
+
+def test_feedback(test: Test, result: TestResult) -> str:
+    """FeedbackEval's test feedback: the failing test and what went wrong (unprotected)."""
+    if test.kind == "call":
+        shown = f"Call with arguments: {test.args!r}" + (f" {test.kwargs!r}" if test.kwargs else "")
+        expected = repr(test.expected)
+        actual = repr(result.value) if result.value is not None else "(no value)"
+    else:
+        shown = f"Input:\n{(test.input or '')[:2000]}"
+        expected = (test.output or "")[:2000]
+        actual = result.stdout[:2000]
+    parts = [f"The program fails a test ({result.verdict.value}).", shown, f"Expected:\n{expected}",
+             f"Got:\n{actual}"]
+    if result.error or result.stderr:
+        parts.append(f"Error: {result.error or ''}\n{result.stderr[-1500:]}".rstrip())
+    return "\n".join(parts)
+
+
+def selfcritique_messages(instance: Instance, program: str) -> list[Message]:
+    """Ask the candidate to critique its own program (no user, no hidden data)."""
+    from ._prompts import fenced
+
+    return [
+        Message(role="system", content="You are an expert Python programmer reviewing your own code."),
+        Message(role="user", content=f"## Problem\n{instance.problem.strip()}\n\n## Your program\n"
+                f"{fenced(program)}\n\nThis program may fail some hidden tests. Critique it: list the "
+                "mistakes you find and the cases it mishandles. Do not write the corrected program."),
+    ]
+
+
+def critique_hint(reply: str) -> str:
+    """A self-critique reply without any code block (only its prose is fed back)."""
+    text = re.sub(r"(```|~~~).*?(\1|$)", " ", reply, flags=re.S)
+    return " ".join(text.split())[:1500] or "(the self-critique found nothing)"

@@ -1,0 +1,71 @@
+"""Every protocol end to end: what the candidate sees, and the hidden-test canary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pairbench_async._api import Evaluator, RunConfig
+from pairbench_async._baselines import BASELINES, PROTECTED, SIMPLE_FEEDBACK
+from pairbench_async._records import Completion, Instance, Message, Test, Usage
+from pairbench_async._runlog import EpisodeRecord, TurnRecord
+from pairbench_async._traces import TraceCache
+
+CANARY = "CANARY7f3a"
+INSTANCE = Instance(
+    id="canary", kind="stdio", time_limit=1.0, memory_limit_mb=64,
+    problem="Read a word and print it followed by its length.",
+    buggy="w = input()\nprint(w, len(w) + 1)\n",
+    reference=f"# {CANARY} reference\nw = input()\nprint(w, len(w))\n",
+    tests=[Test(id=str(i), input=f"{CANARY}{'x' * i}\n", output=f"{CANARY}{'x' * i} {10 + i}\n")
+           for i in range(12)],
+)
+
+
+class Recorder:
+    """A candidate that keeps every message it gets and never fixes anything."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def complete(self, messages: list[Message], **_: object) -> Completion:
+        self.seen.extend(m.content for m in messages)
+        return Completion(text="Perhaps the length is off.", model="recorder", usage=Usage(1, 1))
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("protocol", ["pair", *BASELINES])
+async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_path: Path, protocol: str) -> None:
+    rec = Recorder()
+    config = RunConfig(candidates=["recorder"], feedback="rules", protocols=[protocol], turns=3)
+    async with Evaluator(config, models={"recorder": rec}, out_dir=tmp_path / "run",
+                         trace_cache=TraceCache(tmp_path / "tc")) as ev:
+        records = [r async for r in ev.run([INSTANCE])]
+    turns = [r for r in records if isinstance(r, TurnRecord)]
+    end = [r for r in records if isinstance(r, EpisodeRecord)]
+    assert len(turns) == 4 and end[0].status == "done" and end[0].stop_reason == "budget"
+    leaked = any(CANARY in text for text in rec.seen)
+    assert leaked == (protocol not in PROTECTED)
+    assert all(t.protected == (protocol in PROTECTED) for t in turns[1:])
+    hints = [t.hint.text for t in turns[1:] if t.hint]
+    if protocol == "nohint":
+        assert not hints
+    elif protocol == "simple":
+        assert hints == [SIMPLE_FEEDBACK] * 3
+    elif protocol == "test":
+        assert all("Expected:" in h and CANARY in h for h in hints)
+    elif protocol == "sentence":
+        assert all(h.count(". ") == 0 for h in hints) and len(hints) == 3
+    elif protocol == "selfcritique":
+        assert all("Perhaps the length is off" in h for h in hints)
+        assert sum("Critique it" in s for s in rec.seen) == 3
+    else:
+        assert len(hints) == 3 and all(hints)
+        if protocol == "pair":
+            assert all(t.target is not None and t.hint_level for t in turns[1:])
+        else:
+            assert all(t.target is None and t.hint and t.hint.level == 0 for t in turns[1:])
+            assert all(any(c.role == "feedback" for c in t.calls) for t in turns[1:])
