@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import signal
 import sys
 import time
@@ -46,6 +47,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
+    p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
+                   help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
+                   "min-scenario-size, representatives, hint-budget), one subdirectory each")
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
@@ -61,10 +65,32 @@ def _out_dir(args: argparse.Namespace) -> Path:
     raise ConfigError("cannot find a fresh directory under runs/")
 
 
+_SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
+              "min-scenario-size": "min_scenario_size", "representatives": "representatives",
+              "hint-budget": "hint_budget"}
+
+
+def parse_sweep(items: list[str] | None) -> list[dict[str, int]]:
+    """``turns=10,15 scenario-turns=2,3`` -> every combination, in a stable order."""
+    if not items:
+        return [{}]
+    axes: list[tuple[str, list[int]]] = []
+    for item in items:
+        key, _, values = item.partition("=")
+        if key not in _SWEEPABLE or not values:
+            raise ConfigError(f"--sweep {item!r}: expected KEY=V1,V2 with KEY in {', '.join(_SWEEPABLE)}")
+        try:
+            axes.append((key, [int(v) for v in values.split(",")]))
+        except ValueError:
+            raise ConfigError(f"--sweep {item!r}: values must be integers") from None
+    return [dict(zip([k for k, _ in axes], combo, strict=True))
+            for combo in itertools.product(*(v for _, v in axes))]
+
+
 async def run_command(args: argparse.Namespace) -> int:
     from ._api import Evaluator, RunConfig
     from ._dataset import load_dataset
-    from ._pool import SandboxConfig
+    from ._pool import SandboxConfig, SandboxPool
     from ._report import leaderboard, render_text
     from ._store import read_records
 
@@ -72,15 +98,19 @@ async def run_command(args: argparse.Namespace) -> int:
     instances = read.instances[: args.limit] if args.limit else read.instances
     if not instances:
         raise ConfigError("no instances to run")
-    config = RunConfig(
+    base = RunConfig(
         candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
         protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
     )
-    out = _out_dir(args)
-    ev = Evaluator(config, out_dir=out, resume=args.resume, sandbox=SandboxConfig(workers=args.workers),
-                   dataset_paths=[str(p) for p in (args.dataset or [])])
+    grid = parse_sweep(args.sweep)
+    root = _out_dir(args)
+    plan = []
+    for point in grid:
+        config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
+        sub = root / "_".join(f"{k}={v}" for k, v in point.items()) if point else root
+        plan.append((point, config, sub))
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
     interrupted = False
@@ -93,26 +123,34 @@ async def run_command(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
-    print(f"pairbench_async: {len(instances)} instances x {len(config.candidates)} candidates x "
-          f"{len(config.protocols)} protocols x {config.runs} runs -> {out}", file=sys.stderr)
+    out = root
     try:
-        async with ev:
-            await _consume(ev, instances, args.no_progress)
+        async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
+            for point, config, out in plan:
+                print(f"pairbench_async: {len(instances)} instances x {len(config.candidates)} candidates x "
+                      f"{len(config.protocols)} protocols x {config.runs} runs"
+                      + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
+                ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
+                               dataset_paths=[str(p) for p in (args.dataset or [])])
+                async with ev:
+                    await _consume(ev, instances, args.no_progress)
+                records, _ = read_records(out)
+                if point:
+                    print(f"\n== {', '.join(f'{k}={v}' for k, v in point.items())} ==")
+                print(render_text(leaderboard(records)))
+                stats = ev.statistics()
+                print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
+                      f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
+                      f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
     except asyncio.CancelledError:
         if not interrupted:
             raise
-        print(f"\ninterrupted: records so far are in {out}; continue with --resume --out {out}",
+        print(f"\ninterrupted: records so far are in {out}; continue with --resume --out {root}",
               file=sys.stderr)
         return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    records, _ = read_records(out)
-    board = leaderboard(records)
-    print(render_text(board))
-    stats = ev.statistics()
-    print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, {stats.errors} errors), "
-          f"{stats.turns} turns, {stats.tests_run} tests in {stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
     return 0
 
 

@@ -151,3 +151,22 @@ def test_cli_run_and_report_agree(tmp_path: Path) -> None:
                             "--out", str(out), "--resume", "--no-progress"],
                            capture_output=True, text=True, timeout=60, env=env)
     assert other.returncode == 2 and "turns" in other.stderr
+
+
+def test_sweep_runs_every_grid_point(tmp_path: Path) -> None:
+    from pairbench_async._run_cli import parse_sweep
+
+    assert parse_sweep(["turns=1,2", "scenario-turns=2,3"]) == [
+        {"turns": 1, "scenario-turns": 2}, {"turns": 1, "scenario-turns": 3},
+        {"turns": 2, "scenario-turns": 2}, {"turns": 2, "scenario-turns": 3}]
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "pairbench_async", "--limit", "2", "--candidate", "sim:0.5",
+                           "--sweep", "turns=1,2", "--out", str(tmp_path / "grid"), "--no-progress"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for turns in (1, 2):
+        manifest = json.loads((tmp_path / "grid" / f"turns={turns}" / "manifest.json").read_text())
+        assert manifest["params"]["turns"] == turns
+    bad = subprocess.run([sys.executable, "-m", "pairbench_async", "--sweep", "colour=1"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode == 2 and "KEY=V1,V2" in bad.stderr
