@@ -40,6 +40,7 @@ from ._dataset import dataset_hash
 from ._episode import PROTOCOLS, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
 from ._errors import ConfigError, StoreError
 from ._leakage import HiddenData, ValidationPolicy, hidden_data
+from ._lint import run_pylint
 from ._models import load_model_config, make_model
 from ._policy import PolicyConfig
 from ._pool import SandboxConfig, SandboxPool
@@ -300,7 +301,7 @@ class Evaluator:
         self._stats["total"] = len(todo)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
         env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
-                         hidden=self._hidden_of, emit=self._emitter(queue), policy=self.config.policy(),
+                         hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint, policy=self.config.policy(),
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])

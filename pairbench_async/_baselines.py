@@ -8,6 +8,7 @@ the candidate's turn prompt; they differ in the feedback of turns 1..α:
 ``vanilla``    a feedback-model hint on the failing tests every turn, with no scenario
                selection and no level control (PAIR-BENCH's RQ2 baseline)
 ``simple``     "The code is wrong. Please fix it." (FeedbackEval)
+``compiler``   pylint's messages on the current program (FeedbackEval)
 ``test``       one failing hidden test with its input, expected and actual output and the
                error: NOT hidden-test protected, and marked so in every record (FeedbackEval)
 ``human``      a feedback model's review paragraph, as a human reviewer would write (FeedbackEval)
@@ -20,7 +21,7 @@ the candidate's turn prompt; they differ in the feedback of turns 1..α:
 Offline simulation: the ``sim`` candidate reacts to a turn's feedback through its
 hint level. For baselines, which have no level, :func:`simulated_level` stands for how
 informative that protocol's feedback is: ``simple`` and ``selfcritique`` act as
-level 1, ``test`` (a concrete failing input) as level 3, and the uncontrolled
+level 1, ``compiler`` as level 2, ``test`` (a concrete failing input) as level 3, and the uncontrolled
 model-written kinds draw a level per turn from the episode seed (``vanilla``,
 ``human``, ``paragraph`` uniformly in 1..6, ``sentence`` in 1..3): uncontrolled
 informativeness, which is what PAIR-BENCH's level control removes. Real models
@@ -42,19 +43,26 @@ from ._records import Instance, Message, Test, TestResult
 __all__ = [
     "BASELINES",
     "MODEL_FEEDBACK",
+    "RECORDED",
     "PROTECTED",
     "SIMPLE_FEEDBACK",
+    "compiler_feedback",
     "critique_hint",
     "feedback_messages",
     "first_sentence",
+    "recorded_text",
     "selfcritique_messages",
     "simulated_level",
     "test_feedback",
 ]
 
-Baseline = Literal["nohint", "vanilla", "simple", "test", "human", "paragraph", "sentence", "selfcritique"]
-BASELINES: tuple[str, ...] = ("nohint", "vanilla", "simple", "test", "human", "paragraph", "sentence",
-                              "selfcritique")
+Baseline = Literal["nohint", "vanilla", "simple", "compiler", "test", "human", "paragraph", "sentence",
+                   "selfcritique"]
+BASELINES: tuple[str, ...] = ("nohint", "vanilla", "simple", "compiler", "test", "human", "paragraph",
+                              "sentence", "selfcritique")
+#: FeedbackEval kinds whose recorded texts an imported instance may carry (``Instance.feedback``);
+#: they are replayed on the turn whose program is still the original buggy one
+RECORDED = ("test", "compiler", "human", "simple")
 #: protocols whose feedback comes from the feedback model
 MODEL_FEEDBACK = frozenset({"vanilla", "human", "paragraph", "sentence"})
 #: protocols that never show a hidden test, expected output or reference line to the candidate
@@ -92,6 +100,8 @@ def simulated_level(kind: str, seed: int, turn: int) -> int | None:
         return None
     if kind in ("simple", "selfcritique"):
         return 1
+    if kind == "compiler":
+        return 2
     if kind == "test":
         return 3
     rng = random.Random(f"{seed}:{turn}:{kind}")
@@ -138,3 +148,20 @@ def critique_hint(reply: str) -> str:
     """A self-critique reply without any code block (only its prose is fed back)."""
     text = re.sub(r"(```|~~~).*?(\1|$)", " ", reply, flags=re.S)
     return " ".join(text.split())[:1500] or "(the self-critique found nothing)"
+
+
+def compiler_feedback(messages: str) -> str:
+    """FeedbackEval's compiler feedback: pylint's message lines (at most 25)."""
+    lines = [ln.strip() for ln in messages.splitlines() if ln.strip() and not ln.startswith("*****")]
+    if not lines:
+        return "pylint reports no problems in the program."
+    return "pylint reports:\n" + "\n".join(lines[:25])
+
+
+def recorded_text(value: object) -> str | None:
+    """A recorded FeedbackEval feedback value (text, or a list of pylint lines) as text."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, list) and value:
+        return "\n".join(str(v) for v in value)
+    return None

@@ -30,18 +30,29 @@ from ._baselines import (
     BASELINES,
     MODEL_FEEDBACK,
     PROTECTED,
+    RECORDED,
     SIMPLE_FEEDBACK,
+    compiler_feedback,
     critique_hint,
     feedback_messages,
     first_sentence,
+    recorded_text,
     selfcritique_messages,
     simulated_level,
     test_feedback,
 )
 from ._errors import ClientError, ConfigError, SandboxError
 from ._extract import extract_code
-from ._hints import build_evidence, build_feedback_prompt, mask_evidence
-from ._leakage import HiddenData, HintAttempt, HintOutcome, ValidationPolicy, retry_messages, review
+from ._hints import Evidence, build_evidence, build_feedback_prompt, mask_evidence
+from ._leakage import (
+    HiddenData,
+    HintAttempt,
+    HintOutcome,
+    ValidationPolicy,
+    retry_messages,
+    review,
+    validate_hint,
+)
 from ._offline import TurnContext
 from ._policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
 from ._prompts import TurnSummary, initial_prompt, turn_prompt
@@ -84,6 +95,7 @@ class EpisodeEnv(msgspec.Struct):
     shapes: Callable[[Instance], Mapping[str, Shape]]
     hidden: Callable[[Instance], HiddenData]
     emit: Callable[[Record], Awaitable[None]]
+    lint: Callable[[str], Awaitable[str]]
     policy: PolicyConfig
     validation: ValidationPolicy
     temperature: float | None = None
@@ -229,6 +241,15 @@ async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, 
     kind = spec.protocol
     if kind == "nohint":
         return None
+    if kind in RECORDED and program == instance.buggy:
+        text = recorded_text(instance.feedback.get(kind))
+        # the source dataset's own feedback for this very program; a recorded review
+        # must still pass the validator to count as hidden-test protected
+        if text is not None and (kind != "human" or not validate_hint(
+                text, 6, Evidence(problem=instance.problem), program, env.hidden(instance))):
+            return HintOutcome(text=text, level=0, attempts=())
+    if kind == "compiler":
+        return HintOutcome(text=compiler_feedback(await env.lint(program)), level=0, attempts=())
     if kind == "simple":
         return HintOutcome(text=SIMPLE_FEEDBACK, level=0, attempts=())
     if kind == "selfcritique":

@@ -55,6 +55,8 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
         assert not hints
     elif protocol == "simple":
         assert hints == [SIMPLE_FEEDBACK] * 3
+    elif protocol == "compiler":
+        assert all(h.startswith("pylint reports") for h in hints)
     elif protocol == "test":
         assert all("Expected:" in h and CANARY in h for h in hints)
     elif protocol == "sentence":
@@ -69,3 +71,16 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
         else:
             assert all(t.target is None and t.hint and t.hint.level == 0 for t in turns[1:])
             assert all(any(c.role == "feedback" for c in t.calls) for t in turns[1:])
+
+
+async def test_recorded_feedbackeval_texts_are_replayed_for_the_original_program(tmp_path: Path) -> None:
+    import msgspec
+
+    inst = msgspec.structs.replace(INSTANCE, feedback={"human": "Check how the length is counted.",
+                                                       "compiler": ["1:0: W0000: recorded line"]})
+    for protocol, expected in (("human", "Check how the length is counted."),
+                               ("compiler", "1:0: W0000: recorded line")):
+        config = RunConfig(candidates=["recorder"], feedback="rules", protocols=[protocol], turns=1)
+        async with Evaluator(config, models={"recorder": Recorder()}, trace_cache=TraceCache(tmp_path)) as ev:
+            turns = [r async for r in ev.run([inst]) if isinstance(r, TurnRecord)]
+        assert turns[1].hint is not None and turns[1].hint.text == expected
