@@ -72,6 +72,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     temperature: float | None = None
     max_tokens: int | None = None
     model_config: str | None = None
+    prompt_styles: list[str] = msgspec.field(default_factory=list)
+    minimal_edit: bool = False
 
     def __post_init__(self) -> None:
         if not self.candidates:
@@ -79,6 +81,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for p in self.protocols:
             if p not in PROTOCOLS:
                 raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
+        from ._styles import STYLES
+
+        bad = set(self.prompt_styles) - set(STYLES)
+        if bad:
+            raise ConfigError(f"unknown prompt styles {sorted(bad)} (known: {', '.join(STYLES)})")
         if self.runs < 1 or self.concurrency < 1:
             raise ConfigError("runs and concurrency must be >= 1")
 
@@ -92,7 +99,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return {"turns": self.turns, "scenario_turns": self.scenario_turns,
                 "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
                 "representatives": self.representatives, "hint_budget": self.hint_budget,
-                "temperature": self.temperature, "max_tokens": self.max_tokens}
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit}
 
 
 class RunStatistics(msgspec.Struct, frozen=True):
@@ -303,7 +311,8 @@ class Evaluator:
         env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
                          hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint, policy=self.config.policy(),
                          validation=ValidationPolicy(budget=self.config.hint_budget),
-                         temperature=self.config.temperature, max_tokens=self.config.max_tokens)
+                         temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                         styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 

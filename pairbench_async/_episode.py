@@ -60,6 +60,7 @@ from ._records import Completion, Instance, Message, TestResult, Verdict
 from ._scenarios import Scenario, failure_type, sample_representatives
 from ._runlog import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord, TurnRecord
 from ._shapes import Shape
+from ._styles import apply_styles
 
 __all__ = ["EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode"]
 
@@ -100,6 +101,8 @@ class EpisodeEnv(msgspec.Struct):
     validation: ValidationPolicy
     temperature: float | None = None
     max_tokens: int | None = None
+    styles: tuple[str, ...] = ()
+    minimal_edit: bool = False
 
 
 async def _call(model: Any, messages: list[Message], env: EpisodeEnv, context: TurnContext) -> Completion:
@@ -158,7 +161,8 @@ async def run_episode(
         else:
             context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
                                   target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
-            reply = await _call(candidate, initial_prompt(instance), env, context)
+            reply = await _call(candidate, apply_styles(initial_prompt(instance), env.styles, env.minimal_edit),
+                                env, context)
             code = extract_code(reply.text)
             program = code if code is not None else instance.buggy
             results, ms = await env.evaluate(instance, program)
@@ -200,8 +204,8 @@ async def run_episode(
             context = TurnContext(instance=instance, program=program, turn=turn,
                                   level=level, target_lines=target_lines,
                                   evidence=None, seed=spec.seed, protocol=spec.protocol)
-            reply = await _call(candidate, turn_prompt(instance, program, hint.text if hint else None, history),
-                                env, context)
+            messages = turn_prompt(instance, program, hint.text if hint else None, history)
+            reply = await _call(candidate, apply_styles(messages, env.styles, env.minimal_edit), env, context)
             calls.append(_call_record("candidate", reply))
             code = extract_code(reply.text)
             new_program = code if code is not None else program

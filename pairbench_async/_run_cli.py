@@ -46,6 +46,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, default=None)
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
+                   help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
+    p.add_argument("--minimal-edit", action="store_true",
+                   help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
@@ -103,6 +107,7 @@ async def run_command(args: argparse.Namespace) -> int:
         protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
+        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit,
     )
     grid = parse_sweep(args.sweep)
     root = _out_dir(args)
