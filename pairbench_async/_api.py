@@ -74,6 +74,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     model_config: str | None = None
     prompt_styles: list[str] = msgspec.field(default_factory=list)
     minimal_edit: bool = False
+    #: the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)
+    obfuscate: bool = False
 
     def __post_init__(self) -> None:
         if not self.candidates:
@@ -100,7 +102,14 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
                 "representatives": self.representatives, "hint_budget": self.hint_budget,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit}
+                "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit,
+                "obfuscate": self.obfuscate}
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(msgspec.json.encode(data))
+    os.replace(tmp, path)
 
 
 class RunStatistics(msgspec.Struct, frozen=True):
@@ -150,6 +159,7 @@ class Evaluator:
         self._shape_memo: dict[str, dict[str, Shape]] = {}
         self._hidden_memo: dict[str, HiddenData] = {}
         self._suite_memo: dict[str, str] = {}
+        self._summaries: dict[str, str] = {}
         self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
                        "completion": 0, "total": 0}
         self._t0 = time.monotonic()
@@ -233,6 +243,37 @@ class Evaluator:
             self._shape_memo[instance.id] = {t.id: output_shape(t) for t in instance.tests}
         return self._shape_memo[instance.id]
 
+    async def _view_of(self, instance: Instance) -> Instance:
+        """The instance as the candidate sees it: with ``obfuscate``, a one-sentence problem.
+
+        The summary is made once per instance by the feedback model (offline: the
+        statement's first sentence), kept in ``summaries.json`` so that a resumed run
+        shows the candidate the same text.
+        """
+        if not self.config.obfuscate:
+            return instance
+        summary = self._summaries.get(instance.id)
+        if summary is None:
+            lock = self._trace_locks.setdefault("summary:" + instance.id, asyncio.Lock())
+            async with lock:
+                summary = self._summaries.get(instance.id)
+                if summary is None:
+                    summary = await self._summarise(instance)
+                    self._summaries[instance.id] = summary
+                    if self.out_dir is not None:
+                        _write_json(self.out_dir / "summaries.json", self._summaries)
+        return msgspec.structs.replace(instance, problem=summary)
+
+    async def _summarise(self, instance: Instance) -> str:
+        from ._baselines import first_sentence, summary_messages
+
+        model = self._models[self.config.feedback]
+        if getattr(model, "uses_context", False):
+            return first_sentence(instance.problem.replace("#", " "))
+        reply = await model.complete(summary_messages(instance.problem), temperature=self.config.temperature,
+                                     max_tokens=self.config.max_tokens)
+        return first_sentence(reply.text) or instance.problem
+
     def _hidden_of(self, instance: Instance) -> HiddenData:
         if instance.id not in self._hidden_memo:
             self._hidden_memo[instance.id] = hidden_data(instance)
@@ -280,6 +321,9 @@ class Evaluator:
             if [r.turn for r in turns] != list(range(len(turns))):
                 raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
         self._writer = RecordWriter(self.out_dir, valid_length=valid)
+        summaries = self.out_dir / "summaries.json"
+        if summaries.exists():
+            self._summaries = msgspec.json.decode(summaries.read_bytes(), type=dict[str, str])
         return run_id, prior, finished
 
     def episodes(self, instances: Sequence[Instance], run_id: str) -> list[tuple[EpisodeSpec, Instance]]:
@@ -309,7 +353,8 @@ class Evaluator:
         self._stats["total"] = len(todo)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
         env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
-                         hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint, policy=self.config.policy(),
+                         hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint,
+                         view=self._view_of, policy=self.config.policy(),
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit)

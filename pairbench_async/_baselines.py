@@ -15,6 +15,10 @@ the candidate's turn prompt; they differ in the feedback of turns 1..α:
 ``paragraph``  a simulated user who knows the reference explains the problem in a
                paragraph (When Benchmarks Talk)
 ``sentence``   the same in one sentence (When Benchmarks Talk)
+``code``       a simulated user who knows the reference gives line-level corrections: it
+               shows reference code, so it is NOT hidden-test protected (When Benchmarks Talk)
+``rephrase``   the feedback model rephrases the problem statement to clarify what the
+               program misses (When Benchmarks Talk)
 ``selfcritique`` the candidate critiques its own program; its critique is its next feedback
 =============  ==========================================================================
 
@@ -23,7 +27,7 @@ hint level. For baselines, which have no level, :func:`simulated_level` stands f
 informative that protocol's feedback is: ``simple`` and ``selfcritique`` act as
 level 1, ``compiler`` as level 2, ``test`` (a concrete failing input) as level 3, and the uncontrolled
 model-written kinds draw a level per turn from the episode seed (``vanilla``,
-``human``, ``paragraph`` uniformly in 1..6, ``sentence`` in 1..3): uncontrolled
+``human``, ``paragraph``, ``rephrase`` uniformly in 1..6; ``code`` is level 6, ``sentence`` in 1..3): uncontrolled
 informativeness, which is what PAIR-BENCH's level control removes. Real models
 never see these numbers.
 
@@ -46,6 +50,7 @@ __all__ = [
     "RECORDED",
     "PROTECTED",
     "SIMPLE_FEEDBACK",
+    "code_corrections",
     "compiler_feedback",
     "critique_hint",
     "feedback_messages",
@@ -53,20 +58,23 @@ __all__ = [
     "recorded_text",
     "selfcritique_messages",
     "simulated_level",
+    "summary_messages",
     "test_feedback",
 ]
 
 Baseline = Literal["nohint", "vanilla", "simple", "compiler", "test", "human", "paragraph", "sentence",
-                   "selfcritique"]
+                   "code", "rephrase", "selfcritique"]
 BASELINES: tuple[str, ...] = ("nohint", "vanilla", "simple", "compiler", "test", "human", "paragraph",
-                              "sentence", "selfcritique")
+                              "sentence", "code", "rephrase", "selfcritique")
 #: FeedbackEval kinds whose recorded texts an imported instance may carry (``Instance.feedback``);
 #: they are replayed on the turn whose program is still the original buggy one
 RECORDED = ("test", "compiler", "human", "simple")
 #: protocols whose feedback comes from the feedback model
-MODEL_FEEDBACK = frozenset({"vanilla", "human", "paragraph", "sentence"})
+MODEL_FEEDBACK = frozenset({"vanilla", "human", "paragraph", "sentence", "rephrase", "code"})
+#: model-written feedback that is validated (``code`` gives code by design)
+VALIDATED = MODEL_FEEDBACK - {"code"}
 #: protocols that never show a hidden test, expected output or reference line to the candidate
-PROTECTED = frozenset({"pair", *BASELINES} - {"test"})
+PROTECTED = frozenset({"pair", *BASELINES} - {"test", "code"})
 SIMPLE_FEEDBACK = "The code is wrong. Please fix it."
 
 _SYSTEM = "You give feedback on programs. You never write code, pseudocode or patches."
@@ -80,6 +88,11 @@ _TASK = {
                  "you actually need.",
     "sentence": "You are the user who asked for this program and you know the correct solution. In "
                 "ONE sentence, tell the programmer what the program gets wrong.",
+    "rephrase": "You are the user who asked for this program. Rephrase your request (the problem "
+                "statement) so that the part the program gets wrong is stated more clearly.",
+    "code": "You are the user who asked for this program and you know the correct solution. Give "
+            "line-level corrections: for each wrong line of the program, its line number and what "
+            "the line should be.",
 }
 
 
@@ -87,7 +100,8 @@ def feedback_messages(kind: str, evidence: Evidence) -> list[Message]:
     """The feedback model's prompt for a model-written baseline ``kind``."""
     task = _TASK[kind]
     rules = ("Do not write code, pseudocode or an exact patch, and do not quote the test data or "
-             "the correct solution. Reply with the feedback text only.")
+             "the correct solution. Reply with the feedback text only." if kind != "code" else
+             "Reply with the corrections only.")
     return [Message(role="system", content=_SYSTEM),
             Message(role="user", content=f"{task}\n{rules}\n\n{render_evidence(evidence)}")]
 
@@ -104,6 +118,8 @@ def simulated_level(kind: str, seed: int, turn: int) -> int | None:
         return 2
     if kind == "test":
         return 3
+    if kind == "code":
+        return 6
     rng = random.Random(f"{seed}:{turn}:{kind}")
     return rng.randint(1, 3) if kind == "sentence" else rng.randint(1, 6)
 
@@ -165,3 +181,35 @@ def recorded_text(value: object) -> str | None:
     if isinstance(value, list) and value:
         return "\n".join(str(v) for v in value)
     return None
+
+
+def code_corrections(program: str, reference: str, limit: int = 12) -> str:
+    """A simulated user's line-level corrections: the reference's version of each differing hunk.
+
+    Used for ``code`` with an offline feedback model (the deterministic stand-in for
+    a user who knows the solution); it shows reference code, so ``code`` is unprotected.
+    """
+    import difflib
+
+    a, b = program.splitlines(), reference.splitlines()
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        where = f"line {i1 + 1}" if i2 - i1 <= 1 else f"lines {i1 + 1}-{i2}"
+        if tag == "delete":
+            out.append(f"{where}: remove {'these lines' if i2 - i1 > 1 else 'this line'}.")
+        elif tag == "insert":
+            out.append(f"before line {i1 + 1}: add " + " / ".join(f"`{ln.strip()}`" for ln in b[j1:j2]))
+        else:
+            out.append(f"{where}: should be " + " / ".join(f"`{ln.strip()}`" for ln in b[j1:j2]))
+        if len(out) >= limit:
+            break
+    return "\n".join(out) or "The program matches what I need."
+
+
+def summary_messages(problem: str) -> list[Message]:
+    """Ask the feedback model for the one-sentence summary used by ``--obfuscate``."""
+    return [Message(role="system", content="You summarise programming tasks."),
+            Message(role="user", content="Summarise this task in ONE sentence, keeping what the "
+                    f"program must compute and nothing else:\n\n{problem}")]

@@ -32,6 +32,8 @@ from ._baselines import (
     PROTECTED,
     RECORDED,
     SIMPLE_FEEDBACK,
+    VALIDATED,
+    code_corrections,
     compiler_feedback,
     critique_hint,
     feedback_messages,
@@ -97,6 +99,8 @@ class EpisodeEnv(msgspec.Struct):
     hidden: Callable[[Instance], HiddenData]
     emit: Callable[[Record], Awaitable[None]]
     lint: Callable[[str], Awaitable[str]]
+    #: the instance as the candidate sees it (``--obfuscate``: a one-sentence problem)
+    view: Callable[[Instance], Awaitable[Instance]]
     policy: PolicyConfig
     validation: ValidationPolicy
     temperature: float | None = None
@@ -161,7 +165,8 @@ async def run_episode(
         else:
             context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
                                   target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
-            reply = await _call(candidate, apply_styles(initial_prompt(instance), env.styles, env.minimal_edit),
+            shown = await env.view(instance)
+            reply = await _call(candidate, apply_styles(initial_prompt(shown), env.styles, env.minimal_edit),
                                 env, context)
             code = extract_code(reply.text)
             program = code if code is not None else instance.buggy
@@ -204,7 +209,7 @@ async def run_episode(
             context = TurnContext(instance=instance, program=program, turn=turn,
                                   level=level, target_lines=target_lines,
                                   evidence=None, seed=spec.seed, protocol=spec.protocol)
-            messages = turn_prompt(instance, program, hint.text if hint else None, history)
+            messages = turn_prompt(await env.view(instance), program, hint.text if hint else None, history)
             reply = await _call(candidate, apply_styles(messages, env.styles, env.minimal_edit), env, context)
             calls.append(_call_record("candidate", reply))
             code = extract_code(reply.text)
@@ -259,7 +264,7 @@ async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, 
     if kind == "selfcritique":
         context = TurnContext(instance=instance, program=program, turn=turn, level=None, target_lines=[],
                               evidence=None, seed=derive_seed(spec.seed, "critique"), protocol=kind)
-        reply = await _call(candidate, selfcritique_messages(instance, program), env, context)
+        reply = await _call(candidate, selfcritique_messages(await env.view(instance), program), env, context)
         calls.append(_call_record("candidate", reply))
         return HintOutcome(text=critique_hint(reply.text), level=0, attempts=())
     everyone = Scenario(id="all-failing", level="type", failure=failure_type(results[failing[0]]),
@@ -269,6 +274,8 @@ async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, 
         by_id = {t.id: t for t in instance.tests}
         return HintOutcome(text=test_feedback(by_id[picks[0]], results[picks[0]]), level=0, attempts=())
     assert kind in MODEL_FEEDBACK
+    if kind == "code" and getattr(feedback, "uses_context", False):  # the offline simulated user
+        return HintOutcome(text=code_corrections(program, instance.reference), level=0, attempts=())
     evidence = build_evidence(instance, everyone, picks, results, traces, program)
     messages = feedback_messages(kind, evidence)
     hidden = env.hidden(instance)
@@ -279,6 +286,8 @@ async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, 
         reply = await _call(feedback, messages, env, context)
         calls.append(_call_record("feedback", reply))
         text = first_sentence(reply.text) if kind == "sentence" else reply.text
+        if kind not in VALIDATED:
+            return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),))
         attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=program,
                                    hidden=hidden, failure=everyone.failure, policy=env.validation)
         if outcome is not None:

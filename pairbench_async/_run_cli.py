@@ -31,8 +31,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: sim:0.3 sim:0.8)")
     p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
     p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
-                   help="pair (default); baselines: nohint vanilla simple test human paragraph "
-                   "sentence selfcritique (several: each its own episodes)")
+                   help="pair (default); baselines: nohint vanilla simple compiler test human paragraph "
+                   "sentence code rephrase selfcritique (several: each its own episodes)")
     p.add_argument("--concurrency", type=int, default=64, metavar="N", help="episodes in flight (default 64)")
     p.add_argument("--runs", type=int, default=1, metavar="K", help="repeated runs with derived seeds")
     p.add_argument("--seed", type=int, default=0, metavar="S")
@@ -48,6 +48,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
                    help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
+    p.add_argument("--obfuscate", action="store_true",
+                   help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
     p.add_argument("--minimal-edit", action="store_true",
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
@@ -107,7 +109,7 @@ async def run_command(args: argparse.Namespace) -> int:
         protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
-        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit,
+        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
     )
     grid = parse_sweep(args.sweep)
     root = _out_dir(args)

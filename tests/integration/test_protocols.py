@@ -55,6 +55,8 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
         assert not hints
     elif protocol == "simple":
         assert hints == [SIMPLE_FEEDBACK] * 3
+    elif protocol == "code":
+        assert all("should be" in h or "add `" in h for h in hints)  # reference lines: unprotected
     elif protocol == "compiler":
         assert all(h.startswith("pylint reports") for h in hints)
     elif protocol == "test":
@@ -84,3 +86,18 @@ async def test_recorded_feedbackeval_texts_are_replayed_for_the_original_program
         async with Evaluator(config, models={"recorder": Recorder()}, trace_cache=TraceCache(tmp_path)) as ev:
             turns = [r async for r in ev.run([inst]) if isinstance(r, TurnRecord)]
         assert turns[1].hint is not None and turns[1].hint.text == expected
+
+
+async def test_obfuscate_shows_only_a_one_sentence_summary_and_keeps_it_for_resume(tmp_path: Path) -> None:
+    import msgspec
+
+    inst = msgspec.structs.replace(INSTANCE, problem="Print the word and its length. Words are ASCII. "
+                                   "SECRET-DETAIL appears only here.")
+    rec = Recorder()
+    config = RunConfig(candidates=["recorder"], feedback="rules", turns=1, obfuscate=True)
+    async with Evaluator(config, models={"recorder": rec}, out_dir=tmp_path / "run",
+                         trace_cache=TraceCache(tmp_path / "tc")) as ev:
+        [r async for r in ev.run([inst])]
+    assert rec.seen and not any("SECRET-DETAIL" in s for s in rec.seen)
+    assert any("Print the word and its length." in s for s in rec.seen)
+    assert (tmp_path / "run" / "summaries.json").exists()
