@@ -24,9 +24,16 @@ PURE = (
     "_leakage",
     "_prompts",
     "_extract",
+    "_metrics",
+    "_ranking",
+    "_precision",
+    "_runlog",
+    "_report",
+    "_baselines",
+    "_styles",
 )
 #: Pure modules owned by other engineers; checked as soon as they exist.
-OPTIONAL = ("_metrics", "_ranking")
+OPTIONAL: tuple[str, ...] = ()
 FORBIDDEN = frozenset(
     {
         "asyncio",
