@@ -64,10 +64,11 @@ def _parser() -> argparse.ArgumentParser:
                          description="Run PAIR-BENCH episodes and print the leaderboard. With no "
                          "arguments: the bundled fixtures, candidates sim:0.3 and sim:0.8, feedback rules.")
     add_run_arguments(run)
-    rep = sub.add_parser("report", help="the leaderboard of a run directory, from its records")
-    rep.add_argument("dir", metavar="DIR")
-    rep.add_argument("--json", action="store_true",
-                     help='print {"models": {name: {metric: value}}}')
+    rep = sub.add_parser("report", help="the leaderboard of a run directory (text, JSON, HTML, Markdown)",
+                         description="Tables and figures of a run, from its records.")
+    from ._report_cli import add_report_arguments
+
+    add_report_arguments(rep)
 
     ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
                         description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_loop(run_command(args))
         if args.command == "report":
-            from ._run_cli import report_command
+            from ._report_cli import report_command
 
             return asyncio.run(report_command(args))
         if args.command == "import":

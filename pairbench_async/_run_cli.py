@@ -21,7 +21,7 @@ import msgspec
 
 from ._errors import ConfigError
 
-__all__ = ["add_run_arguments", "report_command", "run_command"]
+__all__ = ["add_run_arguments", "run_command", "run_loop"]
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -187,22 +187,6 @@ def _stderr_console() -> object:
     from rich.console import Console
 
     return Console(stderr=True)
-
-
-async def report_command(args: argparse.Namespace) -> int:
-    from ._report import leaderboard, leaderboard_json, render_text
-    from ._store import read_records
-
-    out = Path(args.dir)
-    if not (out / "records.jsonl").exists():
-        raise ConfigError(f"{out}: no records.jsonl (is this a run directory?)")
-    records, _ = read_records(out)
-    board = leaderboard(records)
-    if args.json:
-        sys.stdout.write(msgspec.json.encode(leaderboard_json(board)).decode() + "\n")
-    else:
-        print(render_text(board))
-    return 0
 
 
 def run_loop(coro: object) -> int:

@@ -1,0 +1,135 @@
+"""``python -m pairbench_async report DIR``: the leaderboard, JSON, HTML and Markdown of a run.
+
+Owns the command's flags and its files; the numbers and the rendering are
+:mod:`._report` (text, JSON) and :mod:`._html` (HTML, Markdown, figures).
+
+Outputs: stdout carries exactly one of ``--json``, ``--markdown`` without a file, or the
+plain-text leaderboard. ``--html OUT.html`` writes a self-contained page and the same
+figures as PNG files in ``OUT_files/`` beside it (handy for papers); ``--markdown
+OUT.md`` writes Markdown that links the PNGs in ``OUT_files/``. Files are replaced
+atomically, so a reader never sees half a report. The work runs in a thread: reading a
+large log and drawing figures would otherwise stall the event loop this command is
+awaited on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import msgspec
+
+from ._errors import ConfigError, StoreError
+
+__all__ = ["add_report_arguments", "report_command"]
+
+
+def add_report_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``report`` subcommand's arguments (DIR first: ``--markdown`` takes an optional file)."""
+    p.add_argument("dir", metavar="DIR", help="a run directory (records.jsonl, manifest.json)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"models": {name: {metric: value}}, "episodes", "errored", '
+                        '"unfinished"}')
+    p.add_argument("--html", metavar="OUT.html",
+                   help="write a self-contained HTML report (figures also as PNGs in OUT_files/)")
+    p.add_argument("--markdown", nargs="?", const="-", default=None, metavar="OUT.md",
+                   help="Markdown report: to OUT.md (figures in OUT_files/), or to stdout "
+                        "without a file")
+    p.add_argument("--protocol", metavar="NAME", default=None,
+                   help="main protocol of Tables III/IV and Figs. 3-6 (default: pair if run)")
+    p.add_argument("--instances", nargs="+", metavar="ID", default=None,
+                   help="instances of Fig. 5 (default: the 3 where the models differ most)")
+
+
+def _files_dir(out: Path) -> Path:
+    """``report.html`` -> ``report_files/``, as browsers name a saved page's resources."""
+    return out.with_name(out.stem + "_files")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write beside ``path`` and rename over it; the umask decides the mode, as for any file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]:
+    """Write every figure as ``<key>.png``; return key -> path relative to the report."""
+    for key, data in figures.items():
+        _write_atomic(directory / f"{key}.png", data)
+    return {key: f"{directory.name}/{key}.png" for key in figures}
+
+
+def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout: bool,
+            main: str | None, instances: list[str] | None) -> tuple[str | None, list[str]]:
+    """Build, draw and write; return the Markdown for stdout (if asked) and what was written."""
+    from ._html import build_report, draw_figures, render_html, render_markdown
+    from ._store import read_manifest, read_records
+
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir), main_protocol=main,
+                          instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}")
+    written: list[str] = []
+    figures = draw_figures(report) if html_out or md_out else {}
+    if html_out is not None:
+        _write_figures(_files_dir(html_out), figures)
+        _write_atomic(html_out, render_html(report, figures).encode())
+        written.append(f"{html_out} (+{len(figures)} figures in {_files_dir(html_out)}/)")
+    if md_out is not None:
+        paths = _write_figures(_files_dir(md_out), figures)
+        _write_atomic(md_out, render_markdown(report, paths).encode())
+        written.append(str(md_out))
+    return (render_markdown(report) if md_stdout else None), written
+
+
+async def report_command(args: argparse.Namespace) -> int:
+    """Print (and write) the report of the run in ``args.dir``; 0 on success.
+
+    :class:`ConfigError` for a directory without records, for two outputs that both
+    want stdout, or for an unknown ``--protocol``/``--instances``.
+    """
+    from ._report import leaderboard, leaderboard_json, render_text
+    from ._store import read_records
+
+    run_dir = Path(args.dir)
+    if not (run_dir / "records.jsonl").exists():
+        raise ConfigError(f"{run_dir}: no records.jsonl (is this a run directory?)")
+    markdown: str | None = getattr(args, "markdown", None)
+    html: str | None = getattr(args, "html", None)
+    md_stdout = markdown == "-"
+    if args.json and md_stdout:
+        raise ConfigError("--json and --markdown without a file both print to stdout; "
+                          "give --markdown a file")
+    written: list[str] = []
+    md_text: str | None = None
+    if html or markdown:
+        try:
+            md_text, written = await asyncio.to_thread(
+                _render, run_dir, Path(html) if html else None,
+                Path(markdown) if markdown and not md_stdout else None, md_stdout,
+                getattr(args, "protocol", None), getattr(args, "instances", None))
+        except OSError as exc:
+            raise StoreError(f"cannot write the report: {exc}") from exc
+    if args.json:
+        records, _ = read_records(run_dir)
+        board = leaderboard(records)
+        sys.stdout.write(msgspec.json.encode(leaderboard_json(board)).decode() + "\n")
+    elif md_text is not None:
+        sys.stdout.write(md_text)
+    else:
+        records, _ = read_records(run_dir)
+        print(render_text(leaderboard(records)))
+    for line in written:
+        print(f"wrote {line}", file=sys.stderr)
+    return 0

@@ -1,0 +1,332 @@
+"""The visual report end to end: a real run, the ``report`` command, the page in headless Chromium.
+
+One small sweep (sim candidates, two protocols, two runs, the real sandbox) is built
+once per module; the tests render it through ``report_command`` and the pure
+renderers, check every section, the best/worst marks, escaping, the JSON output, and
+finally load the page in headless Chromium (screenshot not blank, no console error).
+A missing Chromium is a failure, never a skip: install it with
+``apt-get install -y chromium``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from pairbench_async._api import Evaluator, RunConfig
+from pairbench_async._dataset import load_dataset
+from pairbench_async._errors import ConfigError
+from pairbench_async._html import (
+    build_report,
+    draw_figures,
+    html_table,
+    leaderboard_table,
+    markdown_table,
+    render_html,
+    render_markdown,
+)
+from pairbench_async._metrics import ModelMetrics
+from pairbench_async._report import leaderboard, leaderboard_json
+from pairbench_async._report_cli import add_report_arguments, report_command
+from pairbench_async._runlog import Record, TurnRecord
+from pairbench_async._store import read_manifest, read_records
+from pairbench_async._traces import TraceCache
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
+                "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
+                "tokens")
+MULTI_RUN = ("robustness", "stability")
+HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
+HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished sweep: 4 instances x 2 sim candidates x (pair, nohint) x 2 runs."""
+    base = tmp_path_factory.mktemp("report")
+    config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules",
+                       protocols=["pair", "nohint"], runs=2, turns=3, concurrency=16)
+
+    async def sweep() -> None:
+        async with Evaluator(config, out_dir=base / "run",
+                             trace_cache=TraceCache(base / "traces")) as ev:
+            async for _ in ev.run(load_dataset().instances[:4]):
+                pass
+
+    asyncio.run(sweep())
+    return base / "run"
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_report_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def _section_ids(page: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)">', page)
+
+
+class _Cells(HTMLParser):
+    """Every table row of a page as [(cell text, class attribute)]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[tuple[str, str]]] = []
+        self._cell: list[str] | None = None
+        self._cls = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell, self._cls = [], dict(attrs).get("class") or ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(("".join(self._cell), self._cls))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+# --------------------------------------------------------------------------- Chromium
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("headless Chromium is required for the report test and was not found; "
+                "install it with `apt-get update && apt-get install -y chromium`")
+
+
+BAD_LOG = ("Uncaught", "ERROR:CONSOLE", "Failed to load")
+
+
+def _load_in_chromium(page: Path, tmp: Path) -> tuple[Path, list[str]]:
+    """Screenshot ``page`` in headless Chromium; return the PNG and the console errors."""
+    shot = tmp / f"{page.stem}-shot.png"
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", f"--user-data-dir={tmp / (page.stem + '-profile')}",
+           f"--screenshot={shot}", "--window-size=1280,2000", "--enable-logging=stderr", "--v=0",
+           page.resolve().as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90, check=False)
+    assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
+    errors = [line for line in (proc.stdout + proc.stderr).splitlines()
+              if any(bad in line for bad in BAD_LOG)]
+    return shot, errors
+
+
+def _assert_not_blank(shot: Path) -> None:
+    from matplotlib.image import imread
+
+    assert shot.exists() and shot.stat().st_size > 0, "no screenshot written"
+    pixels = imread(str(shot))[..., :3]
+    assert pixels.shape[:2] == (2000, 1280)
+    ink = (pixels.min(axis=2) < 0.9).mean()  # share of pixels that are not (near) white
+    assert pixels.std() > 0.05 and ink > 0.02, (
+        f"blank-looking page: std {pixels.std():.3f}, ink {ink:.3f}")
+
+
+def _assert_self_contained(page: str) -> None:
+    assert "<script" not in page.lower()
+    sources = re.findall(r'\b(?:src|href)="([^"]*)"', page)
+    assert sources, "the page should embed its figures"
+    for src in sources:
+        assert src.startswith(("data:", "#")), f"external resource {src[:60]!r}"
+        if src.startswith("data:image/png;base64,"):
+            assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG_MAGIC)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+async def test_report_command_writes_every_section_as_html_markdown_and_pngs(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_html, out_md = tmp_path / "r.html", tmp_path / "r.md"
+    assert await report_command(_args(str(run_dir), "--html", str(out_html),
+                                      "--markdown", str(out_md))) == 0
+    captured = capsys.readouterr()
+    assert "InitialFix" in captured.out  # the text leaderboard still goes to stdout
+    assert f"wrote {out_html}" in captured.err
+    page = out_html.read_text()
+    assert _section_ids(page) == list(ALL_SECTIONS)
+    _assert_self_contained(page)
+    for key in ("fig3", "fig4", "fig5", "fig6", "fig7"):
+        data = (tmp_path / "r_files" / f"{key}.png").read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5000
+        assert base64.b64encode(data).decode() in page, f"{key}.png is not the embedded figure"
+    md = out_md.read_text()
+    for title in ("Table III.", "Table IV.", "Fig. 3.", "Fig. 4.", "Fig. 5.", "Fig. 6.",
+                  "Table V.", "Table VI.", "Per-protocol comparison", "Token usage"):
+        assert f"## {title}" in md
+    for key in ("fig3", "fig4", "fig5", "fig6", "fig7"):
+        assert f"](r_files/{key}.png)" in md
+    # every model of the run is on the leaderboard, with its protocols compared
+    cells = _Cells()
+    cells.feed(page)
+    names = {row[0][0] for row in cells.rows if row}
+    assert {"sim:0.3", "sim:0.8"} <= names
+
+
+async def test_markdown_to_stdout_and_json_output_kept(
+        run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await report_command(_args(str(run_dir), "--json")) == 0
+    records, _ = read_records(run_dir)
+    expected = msgspec.json.encode(leaderboard_json(leaderboard(records))).decode() + "\n"
+    assert capsys.readouterr().out == expected
+    assert set(msgspec.json.decode(expected)) == {"models", "episodes", "errored", "unfinished"}
+
+    assert await report_command(_args(str(run_dir), "--markdown")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# PAIR-BENCH report") and "## Table III." in out
+    assert "data:image" not in out and "![" not in out  # no figure files to link on stdout
+
+    with pytest.raises(ConfigError, match="stdout"):
+        await report_command(_args(str(run_dir), "--json", "--markdown"))
+
+
+async def test_bad_choices_are_config_errors(run_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="records.jsonl"):
+        await report_command(_args(str(tmp_path), "--html", str(tmp_path / "x.html")))
+    with pytest.raises(ConfigError, match="protocol 'vanilla'"):
+        await report_command(_args(str(run_dir), "--markdown", str(tmp_path / "x.md"),
+                                   "--protocol", "vanilla"))
+    with pytest.raises(ConfigError, match="no-such-instance"):
+        await report_command(_args(str(run_dir), "--markdown", str(tmp_path / "x.md"),
+                                   "--instances", "no-such-instance"))
+
+
+def test_protocol_and_instance_choices(run_dir: Path) -> None:
+    records, _ = read_records(run_dir)
+    iid = sorted({r.instance_id for r in records})[-1]
+    report = build_report(records, read_manifest(run_dir), main_protocol="nohint",
+                          instances=[iid])
+    assert report.main == "nohint" and list(report.fig5) == [iid]
+    assert set(report.fig5[iid]) == {"sim:0.3", "sim:0.8"}
+    md = render_markdown(report)
+    assert "## Table III. Progress-centric leaderboard (nohint)" in md
+    assert "nohint gives no targeted hints" in md  # Figs. 3/4 say why they are empty
+    assert set(draw_figures(report)) == {"fig5", "fig6", "fig7"}
+
+
+def test_tables_v_and_vi_only_with_several_runs(run_dir: Path) -> None:
+    records, _ = read_records(run_dir)
+    multi = build_report(records, read_manifest(run_dir))
+    assert set(multi.robustness) == set(multi.stability) == {"pair", "nohint"}
+    stats = multi.robustness["pair"]["sim:0.8"]["FinalFix"]
+    assert stats.n == 2 and stats.std is not None
+    single: list[Record] = [r for r in records if r.run == 0]
+    report = build_report(single, read_manifest(run_dir))
+    assert not report.robustness and not report.stability
+    page, md = render_html(report), render_markdown(report)
+    assert _section_ids(page) == [s for s in ALL_SECTIONS if s not in MULTI_RUN]
+    assert "Table V." not in md and "Table VI." not in md
+    one_protocol = build_report([r for r in single if r.protocol == "pair"])
+    ids = _section_ids(render_html(one_protocol))
+    assert "protocols" not in ids and "leaderboard" in ids and "fig3-closure" in ids
+
+
+def test_best_and_worst_marks_on_a_hand_made_leaderboard() -> None:
+    models = {
+        "a": ModelMetrics(InitialFix=0.5, TRS=0.9, HE=3.0, FinalFix=0.9, TurnsToFix=2.0),
+        "b": ModelMetrics(InitialFix=0.2, TRS=None, HE=3.0, FinalFix=0.4, TurnsToFix=3.5),
+        "c": ModelMetrics(InitialFix=0.2, TRS=None, HE=3.0, FinalFix=0.7, TurnsToFix=None),
+    }
+    table = leaderboard_table(models)
+    col = {h: i for i, h in enumerate(table.header)}
+    by_model = {row[0].text: row for row in table.rows}
+
+    def marks(header: str) -> dict[str, str]:
+        return {m: by_model[m][col[header]].mark for m in by_model}
+
+    assert marks("Initial Fix (%) ↑") == {"a": "best", "b": "worst", "c": "worst"}  # tie shares
+    assert marks("Final Fix (%) ↑") == {"a": "best", "b": "worst", "c": ""}
+    assert marks("Turns to Fix ↓") == {"a": "best", "b": "worst", "c": ""}  # lower is better
+    assert marks("Targeted Repair (%) ↑") == {"a": "", "b": "", "c": ""}  # one defined value
+    assert marks("Hint Efficiency (0-6) ↑") == {"a": "", "b": "", "c": ""}  # all equal
+    assert by_model["a"][col["Final Fix (%) ↑"]].sup == "+40.00"
+    assert by_model["c"][col["Turns to Fix ↓"]].text == "-"
+    # the same marks reach the page: class best/worst on exactly those cells
+    page = html_table(table)
+    cells = _Cells()
+    cells.feed(page)
+    body = [row for row in cells.rows if row and row[0][0] in models]
+    classes = {(row[0][0], table.header[i]): cls for row in body for i, (_, cls) in enumerate(row)}
+    assert classes[("a", "Initial Fix (%) ↑")] == "best"
+    assert classes[("b", "Initial Fix (%) ↑")] == classes[("c", "Initial Fix (%) ↑")] == "worst"
+    assert classes[("b", "Turns to Fix ↓")] == "worst" and classes[("c", "Turns to Fix ↓")] == ""
+    assert sum("best" in c for c in classes.values()) == 3
+    assert sum("worst" in c for c in classes.values()) == 4
+    md_rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")
+               for line in markdown_table(table).splitlines()[2:]}
+    assert md_rows["a"][col["Initial Fix (%) ↑"]] == "**50.00**"
+    assert md_rows["b"][col["Initial Fix (%) ↑"]] == "_20.00_"
+    assert md_rows["a"][col["Final Fix (%) ↑"]] == "**90.00 (+40.00)**"
+
+
+def _renamed(records: Sequence[Record], model: str, instance: str) -> list[Record]:
+    out: list[Record] = []
+    for r in records:
+        new_model = model if r.model == "sim:0.8" else r.model
+        new_instance = instance if r.instance_id == records[0].instance_id else r.instance_id
+        if isinstance(r, TurnRecord):
+            calls = [msgspec.structs.replace(c, model=new_model) if c.role == "candidate" else c
+                     for c in r.calls]
+            out.append(msgspec.structs.replace(r, model=new_model, instance_id=new_instance,
+                                               episode_id=f"{r.episode_id}{new_model}",
+                                               calls=calls))
+        else:
+            out.append(msgspec.structs.replace(r, model=new_model, instance_id=new_instance,
+                                               episode_id=f"{r.episode_id}{new_model}"))
+    return out
+
+
+def test_untrusted_names_are_escaped_in_html_markdown_and_figures(
+        run_dir: Path, tmp_path: Path) -> None:
+    records, _ = read_records(run_dir)
+    hostile = _renamed(records, HOSTILE_MODEL, HOSTILE_INSTANCE)
+    report = build_report(hostile, instances=[HOSTILE_INSTANCE])
+    figures = draw_figures(report)  # a "$" in a label must not break matplotlib's mathtext
+    page = render_html(report, figures)
+    assert "<script" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;throw new Error(&quot;xss&quot;)&lt;/script&gt;$x" in page
+    assert "&lt;img src=x onerror=&quot;throw 1&quot;&gt;&amp;amp;" in page
+    md = render_markdown(report)
+    assert "<script>" not in md and r"\<script\>" in md
+    out = tmp_path / "hostile.html"
+    out.write_text(page)
+    shot, errors = _load_in_chromium(out, tmp_path)
+    assert errors == [], errors
+    _assert_not_blank(shot)
+
+
+async def test_page_loads_in_headless_chromium_without_errors(
+        run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert await report_command(_args(str(run_dir), "--html", str(out))) == 0
+    shot, errors = _load_in_chromium(out, tmp_path)
+    assert errors == [], "console errors:\n" + "\n".join(errors)
+    _assert_not_blank(shot)
+    # the error check itself works on this Chromium: a throwing page is caught
+    broken = tmp_path / "broken.html"
+    broken.write_text('<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head>'
+                      '<body><p>x</p><script>throw new Error("deliberate")</script></body></html>')
+    _, broken_errors = _load_in_chromium(broken, tmp_path)
+    assert any("deliberate" in line for line in broken_errors), broken_errors
