@@ -21,6 +21,8 @@ import secrets
 import sys
 from pathlib import Path
 
+from typing import Any
+
 import msgspec
 
 from ._errors import ConfigError, StoreError
@@ -93,6 +95,38 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
     return (render_markdown(report) if md_stdout else None), written
 
 
+def _precision(run_dir: Path, records: list[Any]) -> dict[str, Any] | None:
+    """Repair-precision per model (PDB/FixEval), when the run's dataset can be read back."""
+    from ._dataset import load_dataset
+    from ._errors import PairbenchError
+    from ._precision import precision_by_model
+    from ._store import read_manifest
+
+    manifest = read_manifest(run_dir)
+    try:
+        instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
+                                                   skip_invalid=True).instances}
+        return dict(precision_by_model(records, instances))
+    except PairbenchError:  # the dataset moved or changed: leaderboard only
+        return None
+
+
+def _precision_text(summaries: dict[str, Any]) -> str:
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.1f}"
+
+    header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch", "BLEU", "CE"]
+    rows = [[name, pct(s.edit_precision), pct(s.edit_recall), pct(s.regeneration_rate),
+             pct(s.exact_match_rate), f"{100 * s.bleu:.1f}", pct(s.verdict_mix.get("CE"))]
+            for name, s in sorted(summaries.items())]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("repair precision (PDB/FixEval), in %: edits vs the reference's edit of the buggy "
+                 "program (turns >= 1), exact match and BLEU of the final program, CE share")
+    return "\n".join(lines)
+
+
 async def report_command(args: argparse.Namespace) -> int:
     """Print (and write) the report of the run in ``args.dir``; 0 on success.
 
@@ -124,12 +158,19 @@ async def report_command(args: argparse.Namespace) -> int:
     if args.json:
         records, _ = read_records(run_dir)
         board = leaderboard(records)
-        sys.stdout.write(msgspec.json.encode(leaderboard_json(board)).decode() + "\n")
+        data = leaderboard_json(board)
+        precision = _precision(run_dir, records)
+        if precision is not None:
+            data["precision"] = msgspec.to_builtins(precision)
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif md_text is not None:
         sys.stdout.write(md_text)
     else:
         records, _ = read_records(run_dir)
         print(render_text(leaderboard(records)))
+        precision = _precision(run_dir, records)
+        if precision:
+            print("\n" + _precision_text(precision))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
     return 0

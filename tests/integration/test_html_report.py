@@ -189,9 +189,13 @@ async def test_markdown_to_stdout_and_json_output_kept(
         run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert await report_command(_args(str(run_dir), "--json")) == 0
     records, _ = read_records(run_dir)
-    expected = msgspec.json.encode(leaderboard_json(leaderboard(records))).decode() + "\n"
-    assert capsys.readouterr().out == expected
-    assert set(msgspec.json.decode(expected)) == {"models", "episodes", "errored", "unfinished"}
+    expected = leaderboard_json(leaderboard(records))
+    got = msgspec.json.decode(capsys.readouterr().out)
+    # the leaderboard part is exactly as before; repair precision (issue 6) is added beside it
+    assert {k: v for k, v in got.items() if k != "precision"} == msgspec.json.decode(msgspec.json.encode(expected))
+    assert set(got) == {"models", "episodes", "errored", "unfinished", "precision"}
+    assert set(got["precision"]) == set(got["models"])
+    assert all(0 <= p["bleu"] <= 1 for p in got["precision"].values())
 
     assert await report_command(_args(str(run_dir), "--markdown")) == 0
     out = capsys.readouterr().out
