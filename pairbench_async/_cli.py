@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -155,5 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_SANDBOX
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`report DIR | head`): not an error of ours; keep the
+        # interpreter's flush at exit from raising again on the dead pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     parser.error(f"unknown command {args.command!r}")
     return EXIT_USAGE
