@@ -154,6 +154,7 @@ class Evaluator:
         self._dataset_paths = list(dataset_paths)
         self._writer: RecordWriter | None = None
         self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
+        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
         self._trace_locks: dict[str, asyncio.Lock] = {}
         self._shape_memo: dict[str, dict[str, Shape]] = {}
@@ -208,24 +209,56 @@ class Evaluator:
         return key
 
     async def _evaluate(self, instance: Instance, program: str) -> tuple[dict[str, TestResult], float]:
-        # keyed by content, not id: the same program on the same suite is never rerun
+        """Results of ``program`` on the instance's tests; each distinct program runs once.
+
+        Keyed by content, not id: the same program on the same suite is never rerun,
+        and episodes that ask for it while it is running wait for that one run
+        (without this, hundreds of episodes that reach the same program together
+        would each run it).
+        """
         key = (self._suite_key(instance), hashlib.sha256(program.encode()).hexdigest())
         cached = self._eval_cache.get(key)
         if cached is not None:
             self._eval_cache.move_to_end(key)
             return cached, 0.0
-        assert self._pool is not None
-        t0 = time.monotonic()
-        results = await self._pool.run(instance.program(program), instance.tests, instance.limits,
-                                       checker=instance.checker)
-        ms = (time.monotonic() - t0) * 1000
-        self._stats["tests"] += len(results)
-        by_id = {r.id: r for r in results}
-        if not any(r.verdict.value == "SF" for r in results):  # never cache the sandbox's failures
-            self._eval_cache[key] = by_id
-            if len(self._eval_cache) > 4096:
-                self._eval_cache.popitem(last=False)
-        return by_id, ms
+        while (running := self._inflight.get(key)) is not None:
+            try:
+                return await asyncio.shield(running), 0.0
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not running.cancelled() or (task is not None and task.cancelling()):
+                    raise  # our own cancellation
+                # the episode that was running it was cancelled, not us: run it ourselves
+        cached = self._eval_cache.get(key)
+        if cached is not None:
+            return cached, 0.0
+        future: asyncio.Future[dict[str, TestResult]] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            assert self._pool is not None
+            t0 = time.monotonic()
+            results = await self._pool.run(instance.program(program), instance.tests, instance.limits,
+                                           checker=instance.checker)
+            ms = (time.monotonic() - t0) * 1000
+            self._stats["tests"] += len(results)
+            by_id = {r.id: r for r in results}
+            if not any(r.verdict.value == "SF" for r in results):  # never cache the sandbox's failures
+                self._eval_cache[key] = by_id
+                if len(self._eval_cache) > 4096:
+                    self._eval_cache.popitem(last=False)
+            future.set_result(by_id)
+            return by_id, ms
+        except BaseException as exc:
+            # waiters get the same failure (a cancellation of this episode is theirs
+            # to retry: they see CancelledError only through their own cancellation)
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        finally:
+            del self._inflight[key]
 
     async def _traces_of(self, instance: Instance) -> Mapping[str, Sequence[int]]:
         memo = self._trace_memo.get(instance.id)

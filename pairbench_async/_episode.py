@@ -282,7 +282,8 @@ async def _baseline_hint(spec: EpisodeSpec, instance: Instance, candidate: Any, 
     attempts: tuple[HintAttempt, ...] = ()
     while True:
         context = TurnContext(instance=instance, program=program, turn=turn, level=None, target_lines=[],
-                              evidence=evidence, attempt=len(attempts), seed=spec.seed, protocol=kind)
+                              evidence=evidence, attempt=len(attempts), seed=spec.seed, protocol=kind,
+                              hidden=hidden)
         reply = await _call(feedback, messages, env, context)
         calls.append(_call_record("feedback", reply))
         text = first_sentence(reply.text) if kind == "sentence" else reply.text
@@ -309,7 +310,7 @@ async def _hint(spec: EpisodeSpec, instance: Instance, feedback: Any, env: Episo
     while True:
         context = TurnContext(instance=instance, program=program, turn=decision.turn, level=level,
                               target_lines=target_lines, evidence=evidence, attempt=len(attempts), seed=spec.seed,
-                              protocol=spec.protocol)
+                              protocol=spec.protocol, hidden=hidden)
         reply = await _call(feedback, messages, env, context)
         calls.append(_call_record("feedback", reply))
         attempts, outcome = review(attempts, reply.text, level=level, evidence=evidence,

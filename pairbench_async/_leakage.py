@@ -66,6 +66,10 @@ __all__ = [
 ]
 
 
+#: a maximal run of word characters: what "whole word" means throughout
+_WORD: Final = re.compile(r"\w+")
+
+
 class ValidationPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How many generations a hint gets and what happens when all of them leak.
 
@@ -86,12 +90,21 @@ class ValidationPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
             raise ConfigError("quote thresholds must be >= 2 characters")
 
 
-class HiddenData(msgspec.Struct, frozen=True, kw_only=True):
-    """What the candidate must never see: test inputs, expected outputs, the reference."""
+class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
+    """What the candidate must never see: test inputs, expected outputs, the reference.
+
+    The quote rule's view of this data (:class:`_QuoteIndex`) depends on nothing
+    else, so it is built on first use and kept: a hint's validation then costs time
+    in the hint's length, not in the size of the test suite.
+    """
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
     reference: str = ""
+
+    @functools.cached_property
+    def quote_index(self) -> _QuoteIndex:
+        return _QuoteIndex.build(self)
 
 
 class HintAttempt(msgspec.Struct, frozen=True, kw_only=True):
@@ -176,7 +189,8 @@ def _code_reasons(hint: str, own_names: set[str]) -> list[str]:
         if found:
             reasons.append(f"code: inline statement {found.group()[:40]!r}")
             break
-    for name in sorted(own_names):
+    # an assigned name is followed by space or "=": it is one of the hint's whole words
+    for name in sorted(own_names & set(_WORD.findall(hint))):
         found = re.search(rf"(?<![\w.]){re.escape(name)}\s*=(?!=)\s*\S", hint)
         if found:
             reasons.append(f"code: assignment to the program's variable {name!r}")
@@ -250,10 +264,8 @@ def _location_reasons(hint: str, own_names: set[str]) -> list[str]:
     found = _LINE_NUMBER.search(hint)
     if found:
         reasons.append(f"location: line number {found.group()!r}")
-    for name in sorted(own_names):
+    for name in sorted(own_names & set(_WORD.findall(hint))):  # whole-word occurrences only
         escaped = re.escape(name)
-        if not re.search(rf"(?<![\w]){escaped}(?!\w)", hint):
-            continue
         codey = "_" in name or any(c.isdigit() for c in name) or re.search("[a-z][A-Z]", name)
         marked = re.search(rf"[`'\"]{escaped}\b|\b{escaped}[`'\"]|\b{escaped}\s*[(\[]", hint)
         cued = re.search(
@@ -317,17 +329,31 @@ def _spaced(text: str) -> str:
     return " ".join(text.split())
 
 
-def _shares_run(hint: str, hidden: str, public: str, k: int) -> bool:
+#: Length of the character n-grams that pre-screen seeds in :func:`_shares_run`.
+_GRAM: Final = 4
+
+
+def _grams(text: str) -> frozenset[str]:
+    return frozenset(text[i : i + _GRAM] for i in range(len(text) - _GRAM + 1))
+
+
+def _shares_run(hint: str, hidden: str, grams: frozenset[str], public: str, k: int) -> bool:
     """Whether ``hint`` and ``hidden`` share a run of ``k`` characters absent from ``public``.
 
     Seeds of length ``k - s + 1`` taken every ``s`` positions are searched first: any
     shared run of length ``k`` contains one whole seed, so full ``k``-grams are only
-    checked around seeds that occur in ``hidden``.
+    checked around seeds that occur in ``hidden``. ``grams`` (every ``_GRAM``-gram of
+    ``hidden``) screens a seed before the substring search over ``hidden``, which can
+    be hundreds of KB: a seed with a gram outside the set cannot occur there.
     """
     stride = max(1, k // 2)
     seed = k - stride + 1
+    screen = seed >= _GRAM
     for start in range(0, len(hint) - seed + 1, stride):
-        if hint[start : start + seed] not in hidden:
+        piece = hint[start : start + seed]
+        if screen and any(piece[i : i + _GRAM] not in grams for i in range(seed - _GRAM + 1)):
+            continue
+        if piece not in hidden:
             continue
         for begin in range(max(0, start - stride + 1), start + 1):
             gram = hint[begin : begin + k]
@@ -336,50 +362,75 @@ def _shares_run(hint: str, hidden: str, public: str, k: int) -> bool:
     return False
 
 
+class _QuoteSource(msgspec.Struct, frozen=True):
+    """One kind of hidden text, prepared for the quote rule."""
+
+    what: str
+    #: every text with whitespace removed, joined by NUL (no run crosses two texts)
+    squashed: str
+    #: every ``_GRAM``-gram of ``squashed``
+    grams: frozenset[str]
+    #: (whitespace-normalised item, its length without whitespace) of each whole item
+    items: tuple[tuple[str, int], ...]
+
+
+class _QuoteIndex(msgspec.Struct, frozen=True):
+    """The hint-independent half of the quote rule, computed once per :class:`HiddenData`."""
+
+    sources: tuple[_QuoteSource, ...]
+    #: the maximal ``\w+`` runs of the scanned hidden inputs and outputs
+    data_tokens: frozenset[str]
+
+    @classmethod
+    def build(cls, hidden: HiddenData) -> _QuoteIndex:
+        inputs = tuple(text[:_SCAN_CHARS] for text in hidden.inputs)
+        outputs = tuple(text[:_SCAN_CHARS] for text in hidden.outputs)
+        sources = []
+        for what, texts, items in (
+            ("a hidden test input", inputs, inputs),
+            ("a hidden expected output", outputs, outputs),
+            ("the reference solution", (hidden.reference,), hidden.reference.splitlines()),
+        ):
+            prepared = []
+            for item in items:
+                if len(item) < _SCAN_CHARS:
+                    spaced = _spaced(item)
+                    prepared.append((spaced, len(_squash(spaced))))
+            squashed = "\x00".join(_squash(t) for t in texts)
+            sources.append(_QuoteSource(what, squashed, _grams(squashed), tuple(prepared)))
+        tokens = frozenset(_WORD.findall("\x00".join((*inputs, *outputs))))
+        return cls(tuple(sources), tokens)
+
+
 def _quote_reasons(
     hint: str, hidden: HiddenData, public: str, policy: ValidationPolicy
 ) -> list[str]:
     reasons: list[str] = []
+    index = hidden.quote_index
     squashed_public = _squash(public)
     spaced_public = _spaced(public)
     squashed_hint = _squash(hint)
     spaced_hint = _spaced(hint)
     k = policy.min_quote_chars
-    inputs = tuple(text[:_SCAN_CHARS] for text in hidden.inputs)
-    outputs = tuple(text[:_SCAN_CHARS] for text in hidden.outputs)
-    sources = (
-        ("a hidden test input", inputs),
-        ("a hidden expected output", outputs),
-        ("the reference solution", (hidden.reference,)),
-    )
-    for what, texts in sources:
-        joined = "\x00".join(_squash(text) for text in texts)
-        if _shares_run(squashed_hint, joined, squashed_public, k):
-            reasons.append(f"quote: repeats {k}+ characters of {what} verbatim")
+    for source in index.sources:
+        if _shares_run(squashed_hint, source.squashed, source.grams, squashed_public, k):
+            reasons.append(f"quote: repeats {k}+ characters of {source.what} verbatim")
             continue
-        items = texts if what != "the reference solution" else hidden.reference.splitlines()
-        for item in items:
-            if len(item) >= _SCAN_CHARS:
-                continue
-            spaced = _spaced(item)
+        for spaced, size in source.items:
             if (
-                len(_squash(spaced)) >= policy.min_item_chars
+                size >= policy.min_item_chars
                 and spaced in spaced_hint
                 and spaced not in spaced_public
                 and re.search(rf"(?<!\w){re.escape(spaced)}(?!\w)", spaced_hint)
             ):
-                reasons.append(f"quote: repeats a whole line of {what}")
+                reasons.append(f"quote: repeats a whole line of {source.what}")
                 break
-    data = "\x00".join((*inputs, *outputs))
-    for token in sorted(set(re.findall(r"\w+", hint))):
-        if len(token) < policy.min_token_chars:
-            continue
-        if token not in data:
-            continue
-        pattern = rf"(?<!\w){re.escape(token)}(?!\w)"
-        if re.search(pattern, data) and not re.search(pattern, public):
-            reasons.append(f"quote: repeats a {len(token)}-character token of hidden test data")
-            break
+    # a whole-word occurrence of a word-only token is one of the text's maximal \w+ runs
+    leaked = {t for t in _WORD.findall(hint) if len(t) >= policy.min_token_chars}
+    leaked &= index.data_tokens
+    if leaked and leaked - set(_WORD.findall(public)):
+        token = min(leaked - set(_WORD.findall(public)))
+        reasons.append(f"quote: repeats a {len(token)}-character token of hidden test data")
     return reasons
 
 

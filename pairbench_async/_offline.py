@@ -126,6 +126,9 @@ class TurnContext(msgspec.Struct, frozen=True, kw_only=True):
     attempt: int = 0
     seed: int
     protocol: str = "pair"
+    #: the instance's hidden data, when the caller already holds it (it keeps the
+    #: validator's per-instance index); rebuilt from ``instance`` otherwise
+    hidden: HiddenData | None = None
 
 
 Regression = Literal["", "revert", "drop"]
@@ -1208,7 +1211,7 @@ class RulesFeedback:
         """The first draft, from ``context.attempt`` on, that passes the leakage validator."""
         drafts = [_sentence(draft) for draft in self.drafts(context)]
         assert context.evidence is not None  # drafts() checked it
-        hidden = hidden if hidden is not None else hidden_data(context.instance)
+        hidden = hidden or context.hidden or hidden_data(context.instance)
         start = context.attempt % len(drafts)
         order = drafts[start:] + drafts[:start]
         level = context.level if context.level is not None else 6

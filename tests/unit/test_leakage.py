@@ -12,6 +12,7 @@ from pairbench_async._leakage import (
     HiddenData,
     HintAttempt,
     ValidationPolicy,
+    _grams,
     _shares_run,
     code_identifiers,
     hidden_data,
@@ -330,7 +331,7 @@ def test_seeded_run_search_matches_the_definition(
         hint[i : i + k] in hidden and hint[i : i + k] not in public
         for i in range(len(hint) - k + 1)
     )
-    assert _shares_run(hint, hidden, public, k) == naive
+    assert _shares_run(hint, hidden, _grams(hidden), public, k) == naive
 
 
 def test_quotes_from_the_head_of_a_huge_input_are_caught() -> None:
