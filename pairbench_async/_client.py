@@ -145,7 +145,7 @@ def _check_base_url(url: str) -> str | None:
 
 
 class EndpointSettings(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
-    """Where an endpoint is, how hard it may be pushed, and the request defaults.
+    """Where an endpoint is, how hard it may be pushed, the request defaults and its prices.
 
     It holds the *name* of the environment variable with the API key, never the key.
     """
@@ -171,6 +171,13 @@ class EndpointSettings(msgspec.Struct, frozen=True, omit_defaults=True, forbid_u
     seed: int | None = None
     #: Let aiohttp read proxy settings (HTTPS_PROXY, NO_PROXY...) from the environment.
     trust_env: bool = False
+    #: What one million prompt (input) tokens cost, in a currency of your choice (the
+    #: report only multiplies and adds, so use one currency throughout a config). Used by
+    #: ``report --config`` for cost columns, never by the client; None = price unknown.
+    #: Set both prices or neither, so that a model's cost is never half known.
+    prompt_price_per_million: float | None = None
+    #: What one million completion (output) tokens cost, in the same currency.
+    completion_price_per_million: float | None = None
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -201,8 +208,22 @@ class EndpointSettings(msgspec.Struct, frozen=True, omit_defaults=True, forbid_u
             problems.append(f"temperature must be in [0, 2], got {self.temperature}")
         if self.max_tokens is not None and self.max_tokens < 1:
             problems.append(f"max_tokens must be >= 1, got {self.max_tokens}")
+        problems += self._price_problems()
         if problems:
             raise ConfigError("endpoint settings: " + "; ".join(problems))
+
+    def _price_problems(self) -> list[str]:
+        """Prices must be finite and >= 0, and come in pairs (a half-known cost is no cost)."""
+        prices = {"prompt_price_per_million": self.prompt_price_per_million,
+                  "completion_price_per_million": self.completion_price_per_million}
+        problems = [f"{name} must be a finite number >= 0 (per million tokens), got {value}"
+                    for name, value in prices.items()
+                    if value is not None and not (math.isfinite(value) and value >= 0)]
+        given = [name for name, value in prices.items() if value is not None]
+        if len(given) == 1:
+            problems.append(f"{given[0]} is set alone: set both "
+                            "prompt_price_per_million and completion_price_per_million, or neither")
+        return problems
 
 
 class ClientStatistics(msgspec.Struct, frozen=True):

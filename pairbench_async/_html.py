@@ -55,8 +55,15 @@ from ._ranking import (
     ranking_stability,
     run_statistics,
 )
-from ._report import trajectories
-from ._runlog import EpisodeRecord, Record, RunManifest, TurnRecord
+from ._report import (
+    PriceBook,
+    TokenRow,
+    cost_summary,
+    format_cost,
+    token_rows,
+    trajectories,
+)
+from ._runlog import EpisodeRecord, Record, RunManifest
 
 __all__ = [
     "FIGURES",
@@ -118,19 +125,6 @@ _LEVEL_COLOURS: Final = ("#1a9850", "#66bd63", "#a6d96a", "#fee08b", "#fdae61", 
 # --------------------------------------------------------------------------- numbers
 
 
-class TokenRow(msgspec.Struct, frozen=True, kw_only=True):
-    """Token usage of one kind of call within one (candidate, protocol) group."""
-
-    model: str
-    protocol: str
-    role: str
-    called: str
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    episodes: int
-
-
 class ProtocolView(msgspec.Struct, frozen=True, kw_only=True):
     """One protocol's numbers: pooled, per run, and the figures' series, keyed by model."""
 
@@ -159,11 +153,14 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     robustness: dict[str, dict[str, dict[str, MeanStd]]]
     #: Table VI: {protocol: Kendall τ stability}; empty with a single run.
     stability: dict[str, RankingStability]
+    #: usage and cost per (candidate, protocol, role, model called)
     tokens: list[TokenRow]
     episodes: int
     errored: int
     unfinished: int
     errors: list[tuple[str, str]]
+    #: where the prices of the cost columns came from ("" = no prices given)
+    price_source: str = ""
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -222,27 +219,6 @@ def _choose_instances(trajs: list[Trajectory], run: int, wanted: Sequence[str] |
     return {iid: dict(sorted(series.items())) for iid, series in sorted(full, key=score)[:count]}
 
 
-def _tokens(records: Sequence[Record], protocols: Sequence[str]) -> list[TokenRow]:
-    usage: dict[tuple[str, str, str, str], list[int]] = {}
-    episodes: dict[tuple[str, str], set[str]] = {}
-    for rec in records:
-        episodes.setdefault((rec.model, rec.protocol), set()).add(rec.episode_id)
-        if not isinstance(rec, TurnRecord):
-            continue
-        for call in rec.calls:
-            row = usage.setdefault((rec.model, rec.protocol, call.role, call.model), [0, 0, 0])
-            row[0] += 1
-            row[1] += call.usage.prompt_tokens
-            row[2] += call.usage.completion_tokens
-    rank = {p: i for i, p in enumerate(protocols)}
-    return [
-        TokenRow(model=m, protocol=p, role=role, called=called, calls=c, prompt_tokens=pt,
-                 completion_tokens=ct, episodes=len(episodes[(m, p)]))
-        for (m, p, role, called), (c, pt, ct) in sorted(
-            usage.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], len(rank)), kv[0][1:]))
-    ]
-
-
 def _last_line(error: str | None, limit: int = 200) -> str:
     """The last non-empty line of an error (a traceback's exception line), cut to ``limit``."""
     lines = [line for line in (error or "").splitlines() if line.strip()]
@@ -258,12 +234,15 @@ def build_report(
     instances: Sequence[str] | None = None,
     fig5_count: int = 3,
     title: str = "PAIR-BENCH report",
+    prices: PriceBook | None = None,
 ) -> Report:
     """All numbers of the report from a run's records.
 
     ``main_protocol`` picks the protocol of Tables III/IV and Figs. 3-6 (default ``pair``
     when present, else the first); ``instances`` picks Fig. 5's instances (default: the
-    ``fig5_count`` instances on which the models' final pass rates differ most).
+    ``fig5_count`` instances on which the models' final pass rates differ most);
+    ``prices`` adds cost columns to the token table (feedback calls are priced as the
+    manifest's feedback spec).
     :class:`ConfigError` when there is no finished episode or a choice is unknown.
     """
     trajs, errored, unfinished = trajectories(records, with_protocol=True)
@@ -301,10 +280,12 @@ def build_report(
         ranks=metric_ranks(main_models), average_rank=average_ranks(main_models),
         fig5=_choose_instances(by_protocol[main], first_run, instances, fig5_count),
         fig5_run=first_run, robustness=robustness, stability=stability,
-        tokens=_tokens(records, protocols), episodes=len(trajs), errored=errored,
-        unfinished=unfinished,
+        tokens=token_rows(records, protocols, prices=prices,
+                          feedback=manifest.feedback if manifest else None),
+        episodes=len(trajs), errored=errored, unfinished=unfinished,
         errors=[(r.episode_id, _last_line(r.error)) for r in records
                 if isinstance(r, EpisodeRecord) and r.status == "error"],
+        price_source=prices.source if prices is not None else "",
     )
 
 
@@ -491,20 +472,64 @@ def _stability_table(report: Report) -> Table:
                  rows=rows)
 
 
+def _cost_cells(prompt: float | None, completion: float | None, episodes: int | None,
+                sup: str = "") -> list[Cell]:
+    """Prompt, completion and total cost (``sup`` on the total), and the cost per episode
+    (blank without episodes)."""
+    total = None if prompt is None or completion is None else prompt + completion
+    per_episode = "" if episodes is None else format_cost(
+        None if total is None else total / max(1, episodes))
+    return [Cell(format_cost(prompt)), Cell(format_cost(completion)),
+            Cell(format_cost(total), sup=sup), Cell(per_episode)]
+
+
 def _token_table(report: Report) -> Table:
-    rows = [[Cell(t.model), Cell(t.protocol), Cell(t.role), Cell(t.called), Cell(f"{t.calls:,}"),
-             Cell(f"{t.prompt_tokens:,}"), Cell(f"{t.completion_tokens:,}"),
-             Cell(f"{t.prompt_tokens + t.completion_tokens:,}"),
-             Cell(f"{(t.prompt_tokens + t.completion_tokens) / max(1, t.episodes):,.0f}")]
-            for t in report.tokens]
+    """Tokens per (candidate, protocol, role, model called); cost columns once any is priced."""
+    summary = cost_summary(report.tokens)
+    priced = summary.total is not None
+    rows = []
+    for t in report.tokens:
+        cells = [Cell(t.model), Cell(t.protocol), Cell(t.role), Cell(t.called),
+                 Cell(f"{t.calls:,}"), Cell(f"{t.prompt_tokens:,}"),
+                 Cell(f"{t.completion_tokens:,}"), Cell(f"{t.total_tokens:,}"),
+                 Cell(f"{t.total_tokens / max(1, t.episodes):,.0f}")]
+        if priced:
+            cells += _cost_cells(t.prompt_cost, t.completion_cost, t.episodes)
+        rows.append(cells)
     total_p = sum(t.prompt_tokens for t in report.tokens)
     total_c = sum(t.completion_tokens for t in report.tokens)
-    rows.append([Cell("Total"), Cell(""), Cell(""), Cell(""),
-                 Cell(f"{sum(t.calls for t in report.tokens):,}"), Cell(f"{total_p:,}"),
-                 Cell(f"{total_c:,}"), Cell(f"{total_p + total_c:,}"), Cell("")])
-    return Table(header=["Candidate", "Protocol", "Role", "Model called", "Calls", "Prompt tokens",
-                         "Completion tokens", "Total tokens", "Tokens / episode"], rows=rows,
-                 left=4)
+    total = [Cell("Total (partial)" if summary.partial else "Total"), Cell(""), Cell(""),
+             Cell(""), Cell(f"{sum(t.calls for t in report.tokens):,}"), Cell(f"{total_p:,}"),
+             Cell(f"{total_c:,}"), Cell(f"{total_p + total_c:,}"), Cell("")]
+    if priced:
+        total += _cost_cells(summary.prompt, summary.completion, None,
+                             sup="partial" if summary.partial else "")
+    rows.append(total)
+    header = ["Candidate", "Protocol", "Role", "Model called", "Calls", "Prompt tokens",
+              "Completion tokens", "Total tokens", "Tokens / episode"]
+    if priced:
+        header += ["Prompt cost", "Completion cost", "Total cost", "Cost / episode"]
+    return Table(header=header, rows=rows, left=4)
+
+
+def _token_section(report: Report) -> Section:
+    """Token usage, and cost when prices were given; says what a partial total leaves out."""
+    summary = cost_summary(report.tokens)
+    intro = ("Prompt and completion tokens as reported by each call, per candidate, protocol and "
+             "role; errored and unfinished episodes included (their calls were paid for).")
+    notes: list[str] = []
+    if summary.total is not None:
+        source = report.price_source or "the model config"
+        intro += (f" Costs use the prices per million tokens of {source} (in its currency); "
+                  "feedback calls are priced as the run's feedback model, and offline models' "
+                  "tokens are chars/4 estimates.")
+        if summary.partial:
+            notes.append("The total is partial (a lower bound): no price for "
+                         f"{', '.join(summary.unpriced)} (shown as —).")
+    elif report.price_source:
+        notes.append(f"No model of this run has a price in {report.price_source}.")
+    return Section(id="tokens", title="Token usage", intro=intro,
+                   tables=[_token_table(report)], notes=notes)
 
 
 def _overview(report: Report) -> Section:
@@ -517,6 +542,8 @@ def _overview(report: Report) -> Section:
                   ("Runs", str(m.runs)), ("Seed", str(m.seed)), ("Instances", str(m.instances)),
                   ("Parameters", ", ".join(f"{k}={v}" for k, v in sorted(m.params.items()))),
                   ("Dataset hash", m.dataset_hash[:16]), ("Software", m.software_version)]
+    if report.price_source:
+        pairs.append(("Prices", report.price_source))
     pairs += [("Main protocol", report.main),
               ("Episodes", f"{report.episodes} finished, {report.errored} errored, "
                            f"{report.unfinished} unfinished")]
@@ -601,11 +628,7 @@ def report_sections(report: Report) -> list[Section]:
                   f"protocol ({main}) in percentage points.",
             figure="fig7", figure_caption="Cumulative Final Fix by turn, per model and protocol.",
             tables=[_protocol_rows(report)]))
-    sections.append(Section(
-        id="tokens", title="Token usage",
-        intro="Prompt and completion tokens as reported by each call, per candidate, protocol and "
-              "role; errored and unfinished episodes included (their calls were paid for).",
-        tables=[_token_table(report)]))
+    sections.append(_token_section(report))
     return sections
 
 

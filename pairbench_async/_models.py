@@ -14,13 +14,16 @@ The config file (``--config FILE``) holds per-model endpoint settings::
     [models."openai:qwen2.5-coder@http://127.0.0.1:8000/v1"]
     api_key_env = "LOCAL_KEY"   # the *name* of a variable; keys never go in files
 
-``[defaults]`` applies to every ``openai:`` model without its own table.
+``[defaults]`` applies to every ``openai:`` model without its own table, and is merged
+under every table. ``prompt_price_per_million`` and ``completion_price_per_million``
+(both or neither) price a model's tokens for ``report --config``; any spec may have a
+table for them (``sim:0.8``, ``rules``: offline models report chars/4 estimates).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +31,12 @@ import msgspec
 
 from ._errors import ConfigError
 from ._records import Completion, Message
+from ._report import Price, PriceBook
 
 if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
     from ._client import EndpointSettings
 
-__all__ = ["ReplayModel", "load_model_config", "make_model"]
+__all__ = ["ReplayModel", "load_model_config", "load_prices", "make_model", "price_book"]
 
 
 def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
@@ -49,15 +53,35 @@ def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
     if unknown:
         raise ConfigError(f"{path}: unknown sections {sorted(unknown)} (expected [defaults], [models.\"SPEC\"])")
     out: dict[str, EndpointSettings] = {}
+    where = "[defaults]"
     try:
         if "defaults" in raw:
             out[""] = msgspec.convert(raw["defaults"], EndpointSettings)
         for spec, table in raw.get("models", {}).items():
+            where = f'[models."{spec}"]'
             base = msgspec.to_builtins(out.get("", EndpointSettings()))
             out[spec] = msgspec.convert({**base, **table}, EndpointSettings)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    except ConfigError as exc:  # a value check of EndpointSettings: say which file and table
+        raise ConfigError(f"{path}: {where}: {exc}") from exc
     return out
+
+
+def price_book(settings: Mapping[str, EndpointSettings], source: str = "") -> PriceBook:
+    """The prices of loaded settings (key ``""`` = ``[defaults]``); unpriced tables left out."""
+    prices: dict[str, Price] = {}
+    for spec, s in settings.items():
+        if s.prompt_price_per_million is not None and s.completion_price_per_million is not None:
+            prices[spec] = Price(prompt=s.prompt_price_per_million,
+                                 completion=s.completion_price_per_million)
+    default = prices.pop("", None)
+    return PriceBook(models=prices, default=default, source=source)
+
+
+def load_prices(path: str) -> PriceBook:
+    """The prices of the model config at ``path``; :class:`ConfigError` naming it if bad."""
+    return price_book(load_model_config(path), source=path)
 
 
 class ReplayModel:

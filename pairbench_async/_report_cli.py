@@ -4,12 +4,14 @@ Owns the command's flags and its files; the numbers and the rendering are
 :mod:`._report` (text, JSON) and :mod:`._html` (HTML, Markdown, figures).
 
 Outputs: stdout carries exactly one of ``--json``, ``--markdown`` without a file, or the
-plain-text leaderboard. ``--html OUT.html`` writes a self-contained page and the same
-figures as PNG files in ``OUT_files/`` beside it (handy for papers); ``--markdown
-OUT.md`` writes Markdown that links the PNGs in ``OUT_files/``. Files are replaced
-atomically, so a reader never sees half a report. The work runs in a thread: reading a
-large log and drawing figures would otherwise stall the event loop this command is
-awaited on.
+plain-text leaderboard (then the token usage). ``--html OUT.html`` writes a self-contained
+page and the same figures as PNG files in ``OUT_files/`` beside it (handy for papers);
+``--markdown OUT.md`` writes Markdown that links the PNGs in ``OUT_files/``. Files are
+replaced atomically, so a reader never sees half a report. ``--config FILE`` prices the
+tokens with a model config's ``prompt_price_per_million``/``completion_price_per_million``:
+the manifest keeps no prices, so the report is told which apply. The work runs in a
+thread: reading a large log and drawing figures would otherwise stall the event loop
+this command is awaited on.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ import secrets
 import sys
 from pathlib import Path
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ._errors import ConfigError, StoreError
+
+if TYPE_CHECKING:
+    from ._report import PriceBook, TokenRow
 
 __all__ = ["add_report_arguments", "report_command"]
 
@@ -35,7 +40,12 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", metavar="DIR", help="a run directory (records.jsonl, manifest.json)")
     p.add_argument("--json", action="store_true",
                    help='print {"models": {name: {metric: value}}, "episodes", "errored", '
-                        '"unfinished"}')
+                        '"unfinished", "tokens": [{model, protocol, role, called, calls, '
+                        'prompt_tokens, completion_tokens, cost}], "cost_total"} (costs '
+                        'null when unpriced; cost_total sums the priced rows)')
+    p.add_argument("--config", metavar="FILE", default=None,
+                   help="model config (TOML) whose prompt_price_per_million and "
+                        "completion_price_per_million price the tokens (cost columns)")
     p.add_argument("--html", metavar="OUT.html",
                    help="write a self-contained HTML report (figures also as PNGs in OUT_files/)")
     p.add_argument("--markdown", nargs="?", const="-", default=None, metavar="OUT.md",
@@ -74,14 +84,16 @@ def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]
 
 
 def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout: bool,
-            main: str | None, instances: list[str] | None) -> tuple[str | None, list[str]]:
+            main: str | None, instances: list[str] | None,
+            prices: PriceBook | None = None) -> tuple[str | None, list[str]]:
     """Build, draw and write; return the Markdown for stdout (if asked) and what was written."""
     from ._html import build_report, draw_figures, render_html, render_markdown
     from ._store import read_manifest, read_records
 
     records, _ = read_records(run_dir)
     report = build_report(records, read_manifest(run_dir), main_protocol=main,
-                          instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}")
+                          instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}",
+                          prices=prices)
     written: list[str] = []
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
@@ -111,6 +123,16 @@ def _precision(run_dir: Path, records: list[Any]) -> dict[str, Any] | None:
         return None
 
 
+def _token_rows(run_dir: Path, records: list[Any], prices: PriceBook | None) -> list[TokenRow]:
+    """Token usage (and cost) per (candidate, protocol, role, model called) of the run."""
+    from ._report import token_rows
+    from ._store import read_manifest
+
+    manifest = read_manifest(run_dir)
+    return token_rows(records, manifest.protocols if manifest else (), prices=prices,
+                      feedback=manifest.feedback if manifest else None)
+
+
 def _precision_text(summaries: dict[str, Any]) -> str:
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{100 * v:.1f}"
@@ -131,14 +153,25 @@ async def report_command(args: argparse.Namespace) -> int:
     """Print (and write) the report of the run in ``args.dir``; 0 on success.
 
     :class:`ConfigError` for a directory without records, for two outputs that both
-    want stdout, or for an unknown ``--protocol``/``--instances``.
+    want stdout, for an unknown ``--protocol``/``--instances``, or for a ``--config``
+    that cannot be read or has a bad price (the message names the file).
     """
-    from ._report import leaderboard, leaderboard_json, render_text
+    from ._models import load_prices
+    from ._report import (
+        cost_summary,
+        leaderboard,
+        leaderboard_json,
+        render_text,
+        render_tokens_text,
+        tokens_json,
+    )
     from ._store import read_records
 
     run_dir = Path(args.dir)
     if not (run_dir / "records.jsonl").exists():
         raise ConfigError(f"{run_dir}: no records.jsonl (is this a run directory?)")
+    config: str | None = getattr(args, "config", None)
+    prices = load_prices(config) if config is not None else None
     markdown: str | None = getattr(args, "markdown", None)
     html: str | None = getattr(args, "html", None)
     md_stdout = markdown == "-"
@@ -152,7 +185,7 @@ async def report_command(args: argparse.Namespace) -> int:
             md_text, written = await asyncio.to_thread(
                 _render, run_dir, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
-                getattr(args, "protocol", None), getattr(args, "instances", None))
+                getattr(args, "protocol", None), getattr(args, "instances", None), prices)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
     if args.json:
@@ -162,12 +195,18 @@ async def report_command(args: argparse.Namespace) -> int:
         precision = _precision(run_dir, records)
         if precision is not None:
             data["precision"] = msgspec.to_builtins(precision)
+        tokens = _token_rows(run_dir, records, prices)
+        data["tokens"] = tokens_json(tokens)
+        data["cost_total"] = cost_summary(tokens).total
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif md_text is not None:
         sys.stdout.write(md_text)
     else:
         records, _ = read_records(run_dir)
         print(render_text(leaderboard(records)))
+        tokens = _token_rows(run_dir, records, prices)
+        if tokens:
+            print("\n" + render_tokens_text(tokens))
         precision = _precision(run_dir, records)
         if precision:
             print("\n" + _precision_text(precision))

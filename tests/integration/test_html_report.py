@@ -191,9 +191,11 @@ async def test_markdown_to_stdout_and_json_output_kept(
     records, _ = read_records(run_dir)
     expected = leaderboard_json(leaderboard(records))
     got = msgspec.json.decode(capsys.readouterr().out)
-    # the leaderboard part is exactly as before; repair precision (issue 6) is added beside it
-    assert {k: v for k, v in got.items() if k != "precision"} == msgspec.json.decode(msgspec.json.encode(expected))
-    assert set(got) == {"models", "episodes", "errored", "unfinished", "precision"}
+    # the leaderboard part is exactly as before; repair precision, token usage and cost
+    # (issue 6) are added beside it, never in it
+    added = ("precision", "tokens", "cost_total")
+    assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
+    assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])
     assert all(0 <= p["bleu"] <= 1 for p in got["precision"].values())
 
