@@ -110,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     from ._cli_import import add_import_parser
 
     add_import_parser(sub)
+    from ._build_cli import add_build_parser
+
+    add_build_parser(sub)
     return parser
 
 
@@ -117,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m pairbench_async``; returns the exit code."""
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run", "report", "exec", "validate", "import"}
+    commands = {"run", "report", "exec", "validate", "import", "build-dataset"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
         argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
@@ -138,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._cli_import import run_import
 
             return asyncio.run(run_import(args))
+        if args.command == "build-dataset":
+            from ._build_cli import run_build
+
+            return asyncio.run(run_build(args))
         if args.command == "validate":
             from ._validate import validate_command
 

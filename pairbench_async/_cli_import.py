@@ -25,7 +25,13 @@ from ._errors import ConfigError
 if TYPE_CHECKING:
     from .importers import ImportOptions
 
-__all__ = ["FORMAT_NAMES", "add_import_parser", "options_from_args", "run_import"]
+__all__ = [
+    "FORMAT_NAMES",
+    "add_codeforces_arguments",
+    "add_import_parser",
+    "options_from_args",
+    "run_import",
+]
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -94,6 +100,12 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                    "atomically)")
     p.add_argument("--humaneval", metavar="HumanEval.jsonl",
                    help="feedbackeval: HumanEval itself (prompt, canonical solution, entry point)")
+    add_codeforces_arguments(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_codeforces_arguments(p: argparse.ArgumentParser) -> None:
+    """The codeforces filters, ``--skip-invalid`` and ``--workers`` (``import``, ``build-dataset``)."""
     filters = p.add_argument_group("codeforces filters (off unless given)")
     filters.add_argument("--min-tests", type=_non_negative_int, metavar="N",
                          help="at least N hidden tests after truncated ones are dropped")
@@ -110,18 +122,17 @@ def add_import_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPa
                    help="accept malformed rows (still reported) and exit 0")
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="sandbox worker processes (default: the number of cores)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def options_from_args(args: argparse.Namespace) -> ImportOptions:
-    """The :class:`ImportOptions` of parsed ``import`` arguments."""
+    """The :class:`ImportOptions` of parsed ``import`` (or ``build-dataset``) arguments."""
     from .importers import PAPER_FILTERS, ImportOptions
 
     filters: dict[str, Any] = dict(PAPER_FILTERS) if args.paper_filters else {}
     for name in ("min_tests", "pass_rate", "loc", "min_complexity"):
         if getattr(args, name) is not None:
             filters[name] = getattr(args, name)
-    return ImportOptions(humaneval=args.humaneval, workers=args.workers,
+    return ImportOptions(humaneval=getattr(args, "humaneval", None), workers=args.workers,
                          skip_invalid=args.skip_invalid, **filters)
 
 

@@ -17,8 +17,10 @@ What becomes an instance (stdin/stdout kind):
   (hidden and public) in the sandbox; candidates are tried most similar to the
   buggy program first (difflib ratio), at most ``reference_candidates`` of them. A
   row with no such submission is reported (``no reference``/``no valid reference``),
-  never given an invented one: references for those come from the dataset-building
-  step of a later issue.
+  never given an invented one: ``python -m pairbench_async build-dataset`` (``_build``)
+  makes references by repairing the wrong submission itself, from the same scan
+  (:func:`scan_sources`) and the same pieces (:func:`pass_rate_skip`,
+  :func:`validated_reference`, :func:`make_instance`).
 * Instance ids are ``cf<contestId><index>-<hash of code>`` (the dataset has no
   submission id); a second row with the same code is a duplicate.
 * A submission whose language is Python 2, or whose code does not parse as Python 3,
@@ -53,7 +55,7 @@ from typing import Any
 
 from .._errors import ConfigError, DatasetError
 from .._pool import SandboxPool
-from .._records import Checker, Instance, Limits, Program, Test
+from .._records import Checker, Instance, Limits, Program, Test, TestResult
 from ._common import (
     ImportOptions,
     ImportReport,
@@ -66,12 +68,22 @@ from ._common import (
 
 __all__ = [
     "COLUMNS",
+    "Candidate",
+    "Problem",
+    "ReferenceValidator",
+    "Scan",
+    "Submission",
     "complexity",
+    "hidden_pass_rate",
     "import_codeforces",
     "is_truncated",
     "lines_of_code",
+    "make_instance",
     "parse_megabytes",
     "parse_seconds",
+    "pass_rate_skip",
+    "scan_sources",
+    "validated_reference",
 ]
 
 #: Our name -> the dataset's column. Every column the importer reads is here.
@@ -247,7 +259,7 @@ def _strings(value: Any, path: str, line: int, field: str) -> list[str]:
     raise DatasetError(path, line, field, "expected a string or a list of strings")
 
 
-class _Submission:
+class Submission:
     """One well-formed row."""
 
     __slots__ = ("code", "contest_id", "index", "language", "line", "passed", "path", "verdict")
@@ -288,13 +300,13 @@ class _Submission:
         return None
 
 
-class _Problem:
+class Problem:
     """A problem's statement and tests, built from the first row that needs it."""
 
     __slots__ = ("checker", "key", "limits", "limits_defaulted", "meta", "public", "tags", "tests",
                  "text", "truncated")
 
-    def __init__(self, sub: _Submission, row: dict[str, Any]) -> None:
+    def __init__(self, sub: Submission, row: dict[str, Any]) -> None:
         path, line = sub.path, sub.line
         self.key = sub.key
         hidden = _pairs(row.get(COLUMNS["tests"]), path, line, COLUMNS["tests"])
@@ -364,10 +376,12 @@ def _statement(texts: dict[str, str], raw_time: Any, raw_memory: Any, public: li
 # -- importing -------------------------------------------------------------------------------
 
 
-class _Candidate:
+class Candidate:
+    """A wrong submission that passed the static filters, with its problem."""
+
     __slots__ = ("complexity", "id", "loc", "problem", "sub")
 
-    def __init__(self, sub: _Submission, problem: _Problem, loc: int, cc: float | None) -> None:
+    def __init__(self, sub: Submission, problem: Problem, loc: int, cc: float | None) -> None:
         self.sub = sub
         self.problem = problem
         self.loc = loc
@@ -375,18 +389,24 @@ class _Candidate:
         self.id = f"cf{sub.contest_id}{sub.index}-{content_hash(sub.code)}"
 
 
-class _Scan:
+class Scan:
     """Everything the streaming pass keeps: candidates, problems, OK codes per problem."""
 
     def __init__(self) -> None:
-        self.candidates: list[_Candidate] = []
-        self.problems: dict[tuple[int, str], _Problem] = {}
+        self.candidates: list[Candidate] = []
+        self.problems: dict[tuple[int, str], Problem] = {}
         self.references: dict[tuple[int, str], dict[str, str]] = {}
         self.ids: set[str] = set()
 
+    def similar_ok(self, candidate: Candidate) -> list[str]:
+        """The problem's usable OK submissions, most similar to the buggy program first."""
+        code = candidate.sub.code
+        return sorted(self.references.get(candidate.sub.key, {}).values(),
+                      key=lambda c: -difflib.SequenceMatcher(None, code, c).ratio())
 
-def _scan_row(sub: _Submission, row: dict[str, Any], options: ImportOptions, report: ImportReport,
-              scan: _Scan) -> None:
+
+def _scan_row(sub: Submission, row: dict[str, Any], options: ImportOptions, report: ImportReport,
+              scan: Scan) -> None:
     """The static filters of the module docstring, in order, for one row."""
     if sub.verdict == "OK":
         codes = scan.references.setdefault(sub.key, {})
@@ -407,7 +427,7 @@ def _scan_row(sub: _Submission, row: dict[str, Any], options: ImportOptions, rep
         return
     problem = scan.problems.get(sub.key)
     if problem is None:
-        problem = _Problem(sub, row)  # DatasetError: the row is malformed
+        problem = Problem(sub, row)  # DatasetError: the row is malformed
         scan.problems[sub.key] = problem
         report.count("tests dropped: truncated", problem.truncated)
         report.count("problems with unparsable limits (defaulted)", int(problem.limits_defaulted))
@@ -432,7 +452,7 @@ def _scan_row(sub: _Submission, row: dict[str, Any], options: ImportOptions, rep
         if cc < options.min_complexity:
             report.skip(f"complexity below {options.min_complexity:g}", f"{sub.where} ({cc:g})")
             return
-    candidate = _Candidate(sub, problem, loc, cc)
+    candidate = Candidate(sub, problem, loc, cc)
     if candidate.id in scan.ids:
         report.skip(DUPLICATE, f"{sub.where} ({candidate.id})")
         return
@@ -440,51 +460,79 @@ def _scan_row(sub: _Submission, row: dict[str, Any], options: ImportOptions, rep
     scan.candidates.append(candidate)
 
 
-class _Validator:
+class ReferenceValidator:
     """Validates each reference candidate once per import (shared by a problem's rows)."""
 
     def __init__(self, pool: SandboxPool) -> None:
         self.pool = pool
         self.runs: dict[tuple[tuple[int, str], str], asyncio.Task[str]] = {}
 
-    def check(self, problem: _Problem, code: str) -> asyncio.Task[str]:
+    def check(self, problem: Problem, code: str) -> asyncio.Task[str]:
         key = (problem.key, content_hash(code))
         if key not in self.runs:
             self.runs[key] = asyncio.ensure_future(self._run(problem, code))
         return self.runs[key]
 
-    async def _run(self, problem: _Problem, code: str) -> str:
+    async def _run(self, problem: Problem, code: str) -> str:
         tests = [*problem.tests, *problem.public]
         results = await run_program(self.pool, Program(source=code), tests, problem.limits,
                                     problem.checker)
         return describe_failures(results)
 
 
-async def _finish(candidate: _Candidate, scan: _Scan, validator: _Validator, pool: SandboxPool,
-                  options: ImportOptions) -> Instance | tuple[str, str]:
+def hidden_pass_rate(results: Sequence[TestResult], candidate: Candidate) -> float:
+    """The share of the problem's hidden tests passed (``results`` may go on with public ones)."""
+    hidden = results[:len(candidate.problem.tests)]
+    return sum(r.passed for r in hidden) / len(hidden)
+
+
+def pass_rate_skip(candidate: Candidate, rate: float,
+                   options: ImportOptions) -> tuple[str, str] | None:
+    """(skip reason, detail) when the buggy pass rate leaves the row out, else None."""
+    where = candidate.sub.where
+    if options.pass_rate is not None and not options.pass_rate[0] <= rate <= options.pass_rate[1]:
+        lo, hi = options.pass_rate
+        return f"pass rate outside {lo:g}:{hi:g}", f"{where} ({rate:.3f})"
+    if rate == 1.0:
+        return PASSES, where
+    return None
+
+
+async def validated_reference(candidate: Candidate, ranked: Sequence[str],
+                              validator: ReferenceValidator,
+                              options: ImportOptions) -> str | tuple[str, str]:
+    """The first of ``ranked`` (:meth:`Scan.similar_ok`) that passes every test, else (skip
+    reason, detail); at most ``options.reference_candidates`` are run."""
+    if not ranked:
+        return NO_REFERENCE, candidate.sub.where
+    failures: list[str] = []
+    for code in ranked[:max(1, options.reference_candidates)]:
+        failure = await validator.check(candidate.problem, code)
+        if not failure:
+            return code
+        failures.append(failure)
+    return NO_VALID_REFERENCE, f"{candidate.sub.where}: tried {len(failures)}: {failures[0]}"
+
+
+async def _finish(candidate: Candidate, scan: Scan, validator: ReferenceValidator,
+                  pool: SandboxPool, options: ImportOptions) -> Instance | tuple[str, str]:
     """The instance, or (skip reason, detail): reported in row order by the caller."""
     sub, problem = candidate.sub, candidate.problem
     results = await run_program(pool, Program(source=sub.code), problem.tests, problem.limits,
                                 problem.checker)
-    rate = sum(r.passed for r in results) / len(results)
-    if options.pass_rate is not None and not options.pass_rate[0] <= rate <= options.pass_rate[1]:
-        lo, hi = options.pass_rate
-        return f"pass rate outside {lo:g}:{hi:g}", f"{sub.where} ({rate:.3f})"
-    if rate == 1.0:
-        return PASSES, sub.where
-    codes = scan.references.get(sub.key, {})
-    ranked = sorted(codes.values(),
-                    key=lambda c: -difflib.SequenceMatcher(None, sub.code, c).ratio())
-    failures: list[str] = []
-    for code in ranked[:max(1, options.reference_candidates)]:
-        failure = await validator.check(problem, code)
-        if not failure:
-            return _instance(candidate, code, rate)
-        failures.append(failure)
-    return NO_VALID_REFERENCE, f"{sub.where}: tried {len(failures)}: {failures[0]}"
+    rate = hidden_pass_rate(results, candidate)
+    skip = pass_rate_skip(candidate, rate, options)
+    if skip is not None:
+        return skip
+    reference = await validated_reference(candidate, scan.similar_ok(candidate), validator,
+                                          options)
+    if isinstance(reference, tuple):
+        return reference
+    return make_instance(candidate, reference, rate)
 
 
-def _instance(candidate: _Candidate, reference: str, rate: float) -> Instance:
+def make_instance(candidate: Candidate, reference: str, rate: float) -> Instance:
+    """The instance of ``candidate`` with ``reference`` (validated by the caller)."""
     sub, problem = candidate.sub, candidate.problem
     meta = dict(problem.meta)
     meta.update(
@@ -515,11 +563,15 @@ def _instance(candidate: _Candidate, reference: str, rate: float) -> Instance:
     )
 
 
-async def import_codeforces(sources: Sequence[str], options: ImportOptions, pool: SandboxPool,
-                            report: ImportReport) -> list[Instance]:
+def scan_sources(sources: Sequence[str], options: ImportOptions, report: ImportReport) -> Scan:
+    """Read every row once and apply the static filters (no program runs).
+
+    Blocking file I/O: async callers run it in a thread. Malformed rows and static
+    skips go to ``report``; the candidates keep row order.
+    """
     if options.min_complexity is not None:
         complexity("x = 1\n")  # fail early, before any row is read, when radon is missing
-    scan = _Scan()
+    scan = Scan()
     for path in sources:
         name = os.fspath(path)
         for line, row in _rows(name):
@@ -528,17 +580,22 @@ async def import_codeforces(sources: Sequence[str], options: ImportOptions, pool
                 report.malformed_row(row)
                 continue
             try:
-                _scan_row(_Submission(name, line, row), row, options, report, scan)
+                _scan_row(Submission(name, line, row), row, options, report, scan)
             except DatasetError as exc:
                 report.malformed_row(exc)
+    return scan
 
-    ready: list[_Candidate] = []
+
+async def import_codeforces(sources: Sequence[str], options: ImportOptions, pool: SandboxPool,
+                            report: ImportReport) -> list[Instance]:
+    scan = scan_sources(sources, options, report)
+    ready: list[Candidate] = []
     for candidate in scan.candidates:
         if scan.references.get(candidate.sub.key):
             ready.append(candidate)
         else:
             report.skip(NO_REFERENCE, candidate.sub.where)
-    validator = _Validator(pool)
+    validator = ReferenceValidator(pool)
     finished = await asyncio.gather(*(_finish(c, scan, validator, pool, options) for c in ready))
     instances: list[Instance] = []
     for outcome in finished:
