@@ -64,7 +64,7 @@ from ._runlog import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord
 from ._shapes import Shape
 from ._styles import apply_styles
 
-__all__ = ["EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode"]
+__all__ = ["EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode", "target_record"]
 
 PROTOCOLS = ("pair", *BASELINES)
 
@@ -125,6 +125,14 @@ def _split(instance: Instance, results: Mapping[str, TestResult]) -> tuple[list[
     passed = [t.id for t in instance.tests if results[t.id].verdict is Verdict.AC]
     failed = [t.id for t in instance.tests if results[t.id].verdict is not Verdict.AC]
     return passed, failed
+
+
+def target_record(decision: Plan) -> TargetRecord:
+    """G_t as recorded; the grouping's back-off may have dropped its trace and shape."""
+    sc = decision.scenario
+    return TargetRecord(scenario_id=sc.id, tests=list(sc.tests), grouping=decision.grouping,
+                        failure=sc.failure, shape=sc.shape, trace=list(sc.trace or ()),
+                        representatives=list(decision.representatives), continued=decision.continued)
 
 
 async def run_episode(
@@ -222,13 +230,7 @@ async def run_episode(
             history.append(TurnSummary(turn=turn, hint=hint.text if hint else None,
                                        code_found=code is not None, changed=new_program != program))
             program = new_program
-            target = None
-            if decision is not None:
-                sc = decision.scenario
-                target = TargetRecord(scenario_id=sc.id, tests=list(sc.tests), grouping=decision.grouping,
-                                      failure=sc.failure, shape=sc.shape, trace=list(sc.trace or ()),
-                                      representatives=list(decision.representatives),
-                                      continued=decision.continued)
+            target = target_record(decision) if decision is not None else None
             await env.emit(TurnRecord(**base(
                 turn=turn, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
                 verdicts=dict(Counter(r.verdict.value for r in results.values())),

@@ -58,7 +58,8 @@ class TargetRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     tests: list[str]
     grouping: str
     failure: str
-    shape: str
+    #: None when the scenario was grouped by failure type alone (the back-off drops it)
+    shape: str | None = None
     trace: list[int] = []
     representatives: list[str] = []
     continued: bool = False

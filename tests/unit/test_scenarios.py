@@ -278,3 +278,28 @@ def test_grouping_partitions_the_failing_set(
     assert all(s.level == grouping.level for s in grouping.scenarios)
     order = [(-s.size, -s.coverage, s.id) for s in grouping.scenarios]
     assert order == sorted(order)
+
+
+@pytest.mark.parametrize("max_scenarios", [9, 3, 2])  # full, shape_type, type
+def test_targets_of_every_grouping_level_round_trip_through_the_record_log(max_scenarios: int) -> None:
+    """A back-off drops the trace (shape_type) and the shape (type): the record must say so
+    and still decode (a sweep once wrote ``"shape": null`` its own reader refused)."""
+    from pairbench_async._episode import target_record
+    from pairbench_async._policy import Plan
+    from pairbench_async._runlog import Record, TurnRecord
+
+    shapes: list[Shape] = ["token", "line", "grid"]
+    specs: dict[str, Spec] = {
+        f"{shape}{i}": ([i], shape, Verdict.MLE, None) for shape in shapes for i in range(3)
+    }
+    grouping = _group(specs, ScenarioConfig(max_scenarios=max_scenarios, min_size=1))
+    sc = grouping.scenarios[0]
+    plan = Plan(turn=1, level=2, scenario=sc, representatives=sc.tests[:2], continued=False,
+                grouping=grouping.level, scenario_count=len(grouping.scenarios))
+    rec = TurnRecord(run_id="r", episode_id="e", instance_id="i", model="m", protocol="pair", run=0,
+                     seed=1, turn=1, program="", passed=[], failed=list(sc.tests), pass_rate=0.0,
+                     target=target_record(plan))
+    back = msgspec.json.decode(msgspec.json.encode(rec), type=Record)
+    assert back == rec and back.target is not None
+    assert back.target.grouping == grouping.level
+    assert back.target.shape == sc.shape and (sc.shape is None) == (grouping.level == "type")
