@@ -44,7 +44,7 @@ import functools
 import keyword
 import re
 from collections.abc import Callable, Iterable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
@@ -105,6 +105,15 @@ class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     @functools.cached_property
     def quote_index(self) -> _QuoteIndex:
         return _QuoteIndex.build(self)
+
+    @functools.cached_property
+    def verdicts(self) -> dict[tuple[Any, ...], tuple[str, ...]]:
+        """Memo of :func:`validate_hint` against this data (bounded; see there).
+
+        A hint is validated by the model that drafts it and again by the episode that
+        gives it: the second time is a lookup.
+        """
+        return {}
 
 
 class HintAttempt(msgspec.Struct, frozen=True, kw_only=True):
@@ -456,6 +465,22 @@ def validate_hint(
     if not text:
         return ["empty: the hint has no text"]
     problem = evidence.problem or ""
+    key = (text, level, problem, candidate_code, policy)
+    memo = hidden.verdicts
+    known = memo.get(key)
+    if known is None:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        known = memo[key] = tuple(_validate(text, level, problem, candidate_code, hidden, policy))
+    return list(known)
+
+
+#: Verdicts kept per :class:`HiddenData` (an episode's turns rarely need more than a few).
+_MEMO_SIZE: Final = 256
+
+
+def _validate(text: str, level: int, problem: str, candidate_code: str, hidden: HiddenData,
+              policy: ValidationPolicy) -> list[str]:
     public_words = {word.lower() for word in re.findall(r"\w+", problem)}
     own_names = _own_names(candidate_code, public_words)
     reasons: list[str] = []

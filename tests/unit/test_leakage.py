@@ -341,3 +341,36 @@ def test_quotes_from_the_head_of_a_huge_input_are_caught() -> None:
     assert "quote" in {r.split(":")[0] for r in validate_hint(leak, 2, EVIDENCE, "", data)}
     clean = "The answer is too small when the input holds many large values."
     assert validate_hint(clean, 2, EVIDENCE, "", data) == []
+
+
+def test_verdicts_are_memoised_per_hidden_data_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pairbench_async._leakage as leakage
+
+    hidden = HiddenData(inputs=HIDDEN.inputs, outputs=HIDDEN.outputs, reference=REFERENCE)
+    calls: list[str] = []
+    real = leakage._validate
+
+    def counting(text: str, *args: object) -> list[str]:
+        calls.append(text)
+        return real(text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leakage, "_validate", counting)
+    leaky = "Print 1234567 when the word secretword appears."
+    first = validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden)
+    assert first and any("token of hidden test data" in r for r in first)
+    # the same question again (the episode re-checking the model's accepted draft): a lookup
+    assert validate_hint(f"  {leaky}\n", 2, EVIDENCE, CANDIDATE, hidden) == first
+    assert calls == [leaky]
+    # any input of the verdict changes the question
+    validate_hint(leaky, 6, EVIDENCE, CANDIDATE, hidden)
+    validate_hint(leaky, 2, EVIDENCE, CANDIDATE + "\n", hidden)
+    validate_hint(leaky, 2, Evidence(problem=PROBLEM + " 1234567"), CANDIDATE, hidden)
+    validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden, ValidationPolicy(min_token_chars=30))
+    assert len(calls) == 5
+    # a returned list is the caller's to change; the memo keeps its own copy
+    first.clear()
+    assert validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden)
+    # bounded: it never holds more than its size
+    for i in range(leakage._MEMO_SIZE + 10):
+        validate_hint(f"The program fails case {i}.", 1, EVIDENCE, CANDIDATE, hidden)
+    assert len(hidden.verdicts) <= leakage._MEMO_SIZE
