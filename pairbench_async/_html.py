@@ -49,9 +49,11 @@ from ._ranking import (
     TABLE_IV_METRICS,
     TABLE_V_METRICS,
     MeanStd,
+    ProtocolAgreement,
     RankingStability,
     average_ranks,
     metric_ranks,
+    protocol_agreement,
     ranking_stability,
     run_statistics,
 )
@@ -153,6 +155,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     robustness: dict[str, dict[str, dict[str, MeanStd]]]
     #: Table VI: {protocol: Kendall τ stability}; empty with a single run.
     stability: dict[str, RankingStability]
+    #: footrule and τ between the model rankings of every pair of protocols (pooled runs)
+    agreement: list[ProtocolAgreement]
     #: usage and cost per (candidate, protocol, role, model called)
     tokens: list[TokenRow]
     episodes: int
@@ -280,6 +284,7 @@ def build_report(
         ranks=metric_ranks(main_models), average_rank=average_ranks(main_models),
         fig5=_choose_instances(by_protocol[main], first_run, instances, fig5_count),
         fig5_run=first_run, robustness=robustness, stability=stability,
+        agreement=protocol_agreement({p: v.models for p, v in views.items()}),
         tokens=token_rows(records, protocols, prices=prices,
                           feedback=manifest.feedback if manifest else None),
         episodes=len(trajs), errored=errored, unfinished=unfinished,
@@ -472,6 +477,17 @@ def _stability_table(report: Report) -> Table:
                  rows=rows)
 
 
+def _agreement_table(report: Report) -> Table:
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    rows = [[Cell(f"{g.a} vs {g.b}"), *(Cell(num(g.footrule[m])) for m in TABLE_V_METRICS),
+             Cell(num(g.average_footrule)), Cell(num(g.average_tau)), Cell(str(g.models))]
+            for g in report.agreement]
+    return Table(header=["Protocols", "Repair", "Preserve", "Final", "Turns", "Avg. footrule",
+                         "Avg. τ", "Models"], rows=rows)
+
+
 def _cost_cells(prompt: float | None, completion: float | None, episodes: int | None,
                 sup: str = "") -> list[Cell]:
     """Prompt, completion and total cost (``sup`` on the total), and the cost per episode
@@ -628,6 +644,14 @@ def report_sections(report: Report) -> list[Section]:
                   f"protocol ({main}) in percentage points.",
             figure="fig7", figure_caption="Cumulative Final Fix by turn, per model and protocol.",
             tables=[_protocol_rows(report)]))
+        if report.agreement:
+            sections.append(Section(
+                id="agreement", title="Ranking agreement between protocols",
+                intro="Normalised Spearman footrule (seed 002) between the model rankings of "
+                      "every pair of protocols, runs pooled: 0 = the same ranking, 1 = reversed; "
+                      "Turns to Fix ranked lower-first. Avg. τ is the mean Kendall τ-b over the "
+                      "metrics where it is defined.",
+                tables=[_agreement_table(report)]))
     sections.append(_token_section(report))
     return sections
 

@@ -3,7 +3,8 @@
 This module owns what seed 000 builds on top of the metrics: metric-wise ranks and the
 average rank (Table IV), mean ± standard deviation over repeated runs (Table V),
 Kendall's τ-b between the model rankings of every pair of runs (Table VI), and the
-normalised Spearman footrule between two rankings (seed 002). It is part of the pure
+normalised Spearman footrule between two rankings (seed 002), applied to every pair of
+protocols run on the same models (:func:`protocol_agreement`). It is part of the pure
 protocol core: synchronous, no I/O, no scipy; each statistic is a short exact formula.
 
 Conventions (``docs/METRICS.md`` states them for readers of results):
@@ -34,6 +35,7 @@ __all__ = [
     "TABLE_IV_METRICS",
     "TABLE_V_METRICS",
     "MeanStd",
+    "ProtocolAgreement",
     "RankingStability",
     "average_ranks",
     "footrule",
@@ -42,6 +44,7 @@ __all__ = [
     "mean_std",
     "metric_ranks",
     "metric_value",
+    "protocol_agreement",
     "rank_values",
     "ranking_stability",
     "run_statistics",
@@ -298,3 +301,46 @@ def ranking_stability(
     values = [v for v in per_metric.values() if v is not None]
     average = math.fsum(values) / len(values) if values else None
     return RankingStability(per_metric=per_metric, average=average, pairs=len(pairs))
+
+
+class ProtocolAgreement(msgspec.Struct, frozen=True, kw_only=True):
+    """How two protocols rank the same models (seed 002: do conclusions survive a change
+    of feedback protocol?). Footrule 0 = the same ranking, 1 = reversed; τ-b is 1 and
+    -1 there, None where undefined (every model tied under one protocol)."""
+
+    a: str
+    b: str
+    models: int
+    footrule: dict[str, float]
+    average_footrule: float
+    tau: dict[str, float | None]
+    average_tau: float | None
+
+
+def protocol_agreement(
+    by_protocol: Mapping[str, Mapping[str, ModelMetrics]],
+    metric_names: Sequence[str] = TABLE_V_METRICS,
+) -> list[ProtocolAgreement]:
+    """Footrule and τ-b between the model rankings of every pair of protocols, per metric.
+
+    Each pair compares the models both protocols ran (pairs sharing fewer than two
+    models are left out: one model has no ranking); pairs come in the order of
+    ``by_protocol``. Ranks follow :func:`metric_ranks` (TurnsToFix lower-first, undefined
+    last).
+    """
+    _check_names(metric_names)
+    out: list[ProtocolAgreement] = []
+    for a, b in itertools.combinations(by_protocol, 2):
+        common = sorted(set(by_protocol[a]) & set(by_protocol[b]))
+        if len(common) < 2:
+            continue
+        ra = metric_ranks({m: by_protocol[a][m] for m in common}, metric_names)
+        rb = metric_ranks({m: by_protocol[b][m] for m in common}, metric_names)
+        rules = {name: footrule(ra[name], rb[name]) for name in metric_names}
+        taus = {name: kendall_tau(ra[name], rb[name]) for name in metric_names}
+        defined = [t for t in taus.values() if t is not None]
+        out.append(ProtocolAgreement(
+            a=a, b=b, models=len(common), footrule=rules,
+            average_footrule=math.fsum(rules.values()) / len(rules),
+            tau=taus, average_tau=math.fsum(defined) / len(defined) if defined else None))
+    return out

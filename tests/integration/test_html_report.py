@@ -45,7 +45,7 @@ from pairbench_async._traces import TraceCache
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "tokens")
+                "agreement", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
@@ -247,6 +247,21 @@ def test_tables_v_and_vi_only_with_several_runs(run_dir: Path) -> None:
     one_protocol = build_report([r for r in single if r.protocol == "pair"])
     ids = _section_ids(render_html(one_protocol))
     assert "protocols" not in ids and "leaderboard" in ids and "fig3-closure" in ids
+    assert "agreement" not in ids and not one_protocol.agreement
+
+
+def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path) -> None:
+    from pairbench_async._ranking import footrule, metric_ranks
+
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    (agreement,) = report.agreement
+    assert (agreement.a, agreement.b, agreement.models) == ("pair", "nohint", 2)
+    pair, nohint = (metric_ranks(report.views[p].models, ("FinalFix",))["FinalFix"]
+                    for p in ("pair", "nohint"))
+    assert agreement.footrule["FinalFix"] == footrule(pair, nohint)
+    md = render_markdown(report)
+    assert "## Ranking agreement between protocols" in md and "| pair vs nohint |" in md
 
 
 def test_best_and_worst_marks_on_a_hand_made_leaderboard() -> None:

@@ -24,6 +24,7 @@ from pairbench_async._ranking import (
     mean_std,
     metric_ranks,
     metric_value,
+    protocol_agreement,
     rank_values,
     ranking_stability,
     run_statistics,
@@ -283,3 +284,36 @@ def test_ranking_stability_constant_metric_is_undefined() -> None:
     result = ranking_stability(runs, ("FinalFix", "BP"))
     assert result.per_metric == {"FinalFix": None, "BP": -1.0}
     assert result.average == -1.0
+
+
+def test_protocol_agreement_by_hand() -> None:
+    """Three models under three protocols, ranked on FinalFix and TurnsToFix (lower first).
+
+    pair:    FinalFix A .9 > B .6 > C .3          Turns A 2 < B 3 < C 4
+    vanilla: FinalFix C .9 > B .6 > A .3 (rev.)   Turns A 2 < B 3 < C 4 (same)
+    simple:  FinalFix B .9 > A .6 > C .3 (swap)   Turns all 3.0 (every model tied: rank 2)
+    """
+    def mm(final: float, turns: float) -> ModelMetrics:
+        return ModelMetrics(FinalFix=final, TurnsToFix=turns)
+
+    by_protocol = {
+        "pair": {"A": mm(.9, 2), "B": mm(.6, 3), "C": mm(.3, 4)},
+        "vanilla": {"A": mm(.3, 2), "B": mm(.6, 3), "C": mm(.9, 4)},
+        "simple": {"A": mm(.6, 3), "B": mm(.9, 3), "C": mm(.3, 3), "D": mm(1., 1)},
+        "solo": {"A": mm(.5, 1)},  # one shared model: no ranking, no pair
+    }
+    got = {(g.a, g.b): g for g in protocol_agreement(by_protocol, ("FinalFix", "TurnsToFix"))}
+    assert list(got) == [("pair", "vanilla"), ("pair", "simple"), ("vanilla", "simple")]
+    pv, ps, vs = got.values()
+    # reversed FinalFix: |1-3| + 0 + |3-1| = 4 = floor(9/2) -> 1; same Turns -> 0
+    assert pv.footrule == {"FinalFix": 1.0, "TurnsToFix": 0.0} and pv.average_footrule == .5
+    assert pv.tau == {"FinalFix": -1.0, "TurnsToFix": 1.0} and pv.average_tau == 0.0
+    assert pv.models == 3
+    # D is only under simple: compared on A, B, C. Swap of A and B: (1 + 1 + 0) / 4 = .5;
+    # Turns 1, 2, 3 against 2, 2, 2: (1 + 0 + 1) / 4 = .5, and τ-b undefined (all tied)
+    assert ps.models == 3
+    assert ps.footrule == {"FinalFix": .5, "TurnsToFix": .5}
+    assert ps.tau["FinalFix"] == pytest.approx(1 / 3) and ps.tau["TurnsToFix"] is None
+    assert ps.average_tau == pytest.approx(1 / 3)
+    # vanilla C, B, A against simple B, A, C: ranks A 3/2, B 2/1, C 1/3 -> 1 + 1 + 2 = 4 -> 1
+    assert vs.footrule["FinalFix"] == 1.0
