@@ -44,12 +44,16 @@ def synthetic(n: int) -> list[Instance]:
             for i in range(n)]
 
 
-async def ticker(lags: list[float], stop: asyncio.Event) -> None:
+async def ticker(lags: list[float], rss: list[int], stop: asyncio.Event) -> None:
+    """Lateness of a 10 ms sleep, and this process's RSS every 10th tick."""
     period = 0.01
+    proc = psutil.Process()
     while not stop.is_set():
         t = time.perf_counter()
         await asyncio.sleep(period)
         lags.append(time.perf_counter() - t - period)
+        if len(lags) % 10 == 0:
+            rss.append(proc.memory_info().rss)
 
 
 async def scale(episodes: int, latency: float, runs: int) -> dict[str, object]:
@@ -57,14 +61,13 @@ async def scale(episodes: int, latency: float, runs: int) -> dict[str, object]:
     config = RunConfig(candidates=[f"sim:0.7?latency={latency}"], feedback="rules", turns=4, runs=runs,
                        concurrency=episodes)
     lags: list[float] = []
+    rss = [psutil.Process().memory_info().rss]
     stop = asyncio.Event()
-    proc = psutil.Process()
-    peak = proc.memory_info().rss
     with tempfile.TemporaryDirectory() as tmp:
         async with Evaluator(config, out_dir=f"{tmp}/run", trace_cache=TraceCache(f"{tmp}/tc")) as ev:
             # warm the reference traces so the measurement is the sweep itself
             await ev._traces_of(instances[0])
-            tick = asyncio.create_task(ticker(lags, stop))
+            tick = asyncio.create_task(ticker(lags, rss, stop))
             chains: dict[str, float] = {}
             ends = 0
             t0 = time.perf_counter()
@@ -74,17 +77,16 @@ async def scale(episodes: int, latency: float, runs: int) -> dict[str, object]:
                         c.latency_ms for c in rec.calls if c.role == "candidate") / 1000
                 elif isinstance(rec, EpisodeRecord):
                     ends += 1
-                peak = max(peak, proc.memory_info().rss) if ends % 64 == 0 else peak
             wall = time.perf_counter() - t0
             stop.set()
             await tick
             stats = ev.statistics()
-    peak = max(peak, proc.memory_info().rss)
+    peak = max(*rss, psutil.Process().memory_info().rss)
     ideal = max(chains.values())
     lags.sort()
     return {
         "episodes": ends, "errors": stats.errors, "turns": stats.turns, "tests": stats.tests_run,
-        "wall_s": round(wall, 2), "ideal_s": round(ideal, 2), "overhead": round(wall / ideal - 1, 4),
+        "wall_s": round(wall, 2), "ideal_s": round(ideal, 2), "overhead": round(wall / ideal - 1, 4) if ideal > 0 else None,
         "loop_lag_ms": {"p50": round(1000 * lags[len(lags) // 2], 2),
                         "p99": round(1000 * lags[int(len(lags) * 0.99)], 2),
                         "max": round(1000 * lags[-1], 2)},

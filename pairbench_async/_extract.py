@@ -38,18 +38,20 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     """(lower-cased tag, body) of every fenced block, in order."""
     blocks: list[tuple[str, str]] = []
     lines = text.split("\n")
-    i = 0
-    while i < len(lines):
+    i, n = 0, len(lines)
+    while i < n:
+        if not lines[i].lstrip(" \t").startswith(("```", "~~~")):
+            i += 1
+            continue
         opening = _OPEN.match(lines[i])
         if not opening:
             i += 1
             continue
         fence, tag = opening.group("fence"), opening.group("tag").lower()
         indent = len(opening.group("indent"))
-        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
         body: list[str] = []
         i += 1
-        while i < len(lines) and not close.match(lines[i]):
+        while i < n and not _closes(lines[i], fence[0], len(fence)):
             body.append(lines[i])
             i += 1
         i += 1
@@ -57,6 +59,13 @@ def _blocks(text: str) -> list[tuple[str, str]]:
         if code.strip():
             blocks.append((tag, code + "\n"))
     return blocks
+
+
+def _closes(line: str, char: str, width: int) -> bool:
+    """Whether ``line`` closes a fence of ``width`` ``char``s: at least as many of the same
+    character, alone on the line but for spaces and tabs."""
+    bare = line.strip(" \t")
+    return len(bare) >= width and bare == char * len(bare)
 
 
 def _unindent(line: str, width: int) -> str:

@@ -161,6 +161,10 @@ def _text(lines: Sequence[str]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+#: Diffs a sim model keeps (a few MB at most).
+_DIFF_MEMO: Final = 4096
+
+
 def _opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
 
@@ -201,6 +205,18 @@ class SimCandidate:
         #: The name without options: what seeds the draws.
         self.key = self.name.split("?", 1)[0]
         self._closed = False
+        #: (program, reference) -> opcodes: episodes of one instance revisit the same
+        #: programs (runs, protocols, resumed turns); bounded, cleared when full
+        self._diffs: dict[tuple[str, str], Sequence[tuple[str, int, int, int, int]]] = {}
+
+    def _diff(self, program: str, reference: str) -> Sequence[tuple[str, int, int, int, int]]:
+        key = (program, reference)
+        found = self._diffs.get(key)
+        if found is None:
+            if len(self._diffs) >= _DIFF_MEMO:
+                self._diffs.clear()
+            found = self._diffs[key] = tuple(_opcodes(program.splitlines(), reference.splitlines()))
+        return found
 
     def __repr__(self) -> str:
         return f"SimCandidate(skill={self.skill}, latency={self.latency}, name={self.name!r})"
@@ -218,7 +234,7 @@ class SimCandidate:
         targets = set(context.target_lines)
         out: list[str] = []
         hunks = applied = 0
-        for tag, i1, i2, j1, j2 in _opcodes(current, reference):
+        for tag, i1, i2, j1, j2 in self._diff(context.program, context.instance.reference):
             if tag == "equal":
                 out.extend(current[i1:i2])
                 continue
@@ -250,7 +266,8 @@ class SimCandidate:
         if context is None:
             raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
         revision = self.revise(context)
-        changed = _changed_lines(context.program, revision.program)
+        changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2
+                      in self._diff(context.program, revision.program) if tag != "equal")
         if changed:
             prose = f"I revised the program ({changed} line{'s' if changed != 1 else ''} changed)."
         else:
@@ -274,11 +291,6 @@ class SimCandidate:
     async def aclose(self) -> None:
         """Mark the model closed; nothing else is held."""
         self._closed = True
-
-
-def _changed_lines(before: str, after: str) -> int:
-    a, b = before.splitlines(), after.splitlines()
-    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in _opcodes(a, b) if tag != "equal")
 
 
 def _regress(
@@ -604,19 +616,39 @@ _FEATURE_STATES: Final = {
 }
 
 
-def _input_features(context: TurnContext, evidence: Evidence) -> tuple[str | None, str | None]:
+def _test_features(context: TurnContext, shown_id: str, shown_input: str,
+                   memo: dict[Any, frozenset[str]]) -> frozenset[str]:
+    """The input features of one shown test (memoised by the input's content)."""
+    test = None
+    if context.instance.kind == "call":
+        test = next((t for t in context.instance.tests if t.id == shown_id), None)
+    key: Any = (shown_input if test is None or test.kind != "call"
+                else msgspec.json.encode((test.args, test.kwargs)))
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= _FEATURE_MEMO:
+            memo.clear()
+        found = memo[key] = frozenset(
+            _stdio_features(shown_input) if test is None or test.kind != "call"
+            else _call_features(test))
+    return found
+
+
+#: Input feature sets a rules model keeps (keyed by input content).
+_FEATURE_MEMO: Final = 4096
+
+
+def _input_features(context: TurnContext, evidence: Evidence,
+                    memo: dict[Any, frozenset[str]] | None = None,
+                    ) -> tuple[str | None, str | None]:
     """Words ("that ...") for the (at most two) features the shown failing inputs share,
     and the state-tracking reading of the first one that has one."""
-    by_id = {test.id: test for test in context.instance.tests}
-    per_test: list[set[str]] = []
+    memo = {} if memo is None else memo
+    per_test: list[frozenset[str]] = []
     for shown in evidence.tests:
         if shown.input is None:
             continue  # the level may not see the inputs
-        test = by_id.get(shown.id)
-        if test is not None and test.kind == "call":
-            per_test.append(_call_features(test))
-        else:
-            per_test.append(_stdio_features(shown.input))
+        per_test.append(_test_features(context, shown.id, shown.input, memo))
     counts = Counter(feature for features in per_test for feature in features)
     everywhere = [key for key in _FEATURES if per_test and counts[key] == len(per_test)]
     mostly = [key for key in _FEATURES if counts[key] * 2 > len(per_test)]
@@ -1105,6 +1137,8 @@ class RulesFeedback:
     def __init__(self, name: str = "rules") -> None:
         self.name = name
         self._closed = False
+        #: input content -> its features: the same failing tests are shown turn after turn
+        self._features: dict[Any, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"RulesFeedback(name={self.name!r})"
@@ -1125,7 +1159,7 @@ class RulesFeedback:
                 f"The observed output differs from the correct one: the program {symptom.phrase}.",
                 f"On some hidden tests the program {basic}.",
             ]
-        features, feature_state = _input_features(context, evidence)
+        features, feature_state = _input_features(context, evidence, self._features)
         pattern = features or "of this kind"
         if level == 2:
             return [
