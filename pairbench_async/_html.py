@@ -477,6 +477,26 @@ def _stability_table(report: Report) -> Table:
                  rows=rows)
 
 
+def _repair_at_k_table(report: Report) -> Table:
+    """FeedbackEval's Repair@k from each protocol's cumulative Final Fix series (Fig. 6's
+    numbers: the k-th entry is :func:`._metrics.repair_at_k`)."""
+    horizon = min((len(s) - 1 for v in report.views.values() for s in v.cumulative.values()),
+                  default=0)
+    ks = sorted({k for k in (1, 2, 3, horizon) if 1 <= k <= horizon})
+    rows = []
+    for model in sorted({m for v in report.views.values() for m in v.models}):
+        first = True
+        for p in report.protocols:
+            series = report.views[p].cumulative.get(model)
+            if series is None:
+                continue
+            rows.append([Cell(model if first else ""), Cell(p),
+                         *(Cell(f"{100 * series[k]:.1f}") for k in ks)])
+            first = False
+    return Table(header=["Model", "Protocol", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
+                 left=2)
+
+
 def _agreement_table(report: Report) -> Table:
     def num(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
@@ -652,6 +672,12 @@ def report_sections(report: Report) -> list[Section]:
                       "Turns to Fix ranked lower-first. Avg. τ is the mean Kendall τ-b over the "
                       "metrics where it is defined.",
                 tables=[_agreement_table(report)]))
+    sections.append(Section(
+        id="repair-at-k", title="Repair@k (FeedbackEval)",
+        intro="The share of episodes whose program passes every hidden test after at most k "
+              "feedback rounds (turn 0, the unhinted attempt, included); a run with --turns 1 "
+              "is FeedbackEval's single-round setting, longer budgets its iterative one.",
+        tables=[_repair_at_k_table(report)]))
     sections.append(_token_section(report))
     return sections
 

@@ -59,6 +59,7 @@ __all__ = [
     "pass_rates",
     "preservation_rate",
     "progress_monotonicity",
+    "repair_at_k",
     "repair_rate",
     "scenario_closures",
     "targeted_repair_success",
@@ -572,6 +573,20 @@ def cumulative_final_fix(
         sum(1 for first in firsts if first is not None and first <= t) / len(items)
         for t in range(horizon + 1)
     ]
+
+
+def repair_at_k(trajectories: Iterable[Trajectory], k: int) -> float | None:
+    """FeedbackEval's Repair@k: the share of episodes whose program passes every test after
+    at most ``k`` feedback rounds (None without episodes).
+
+    Turn 0 is the unhinted attempt, so Repair@k counts the fixes at turns 0..k: the
+    ``k``-th entry of :func:`cumulative_final_fix`. ``--turns 1`` is FeedbackEval's
+    single-round setting, larger budgets its iterative one.
+    """
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    series = cumulative_final_fix(trajectories, k)
+    return series[k] if series else None
 
 
 def pass_rate_trajectories(trajectories: Iterable[Trajectory]) -> dict[str, list[float]]:

@@ -45,7 +45,7 @@ from pairbench_async._traces import TraceCache
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "agreement", "tokens")
+                "agreement", "repair-at-k", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
@@ -262,6 +262,27 @@ def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path
     assert agreement.footrule["FinalFix"] == footrule(pair, nohint)
     md = render_markdown(report)
     assert "## Ranking agreement between protocols" in md and "| pair vs nohint |" in md
+
+
+def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
+    from pairbench_async._html import _repair_at_k_table
+    from pairbench_async._metrics import repair_at_k
+    from pairbench_async._report import trajectories
+
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    md = render_markdown(report)
+    assert "| Model | Protocol | Repair@1 (%) ↑ | Repair@2 (%) ↑ | Repair@3 (%) ↑ |" in md
+    table = _repair_at_k_table(report)
+    trajs, _, _ = trajectories(records, with_protocol=True)
+    model = ""
+    for row in table.rows:
+        model = row[0].text or model
+        mine = [t for t in trajs if t.model == model and t.protocol == row[1].text]
+        for k, cell in enumerate(row[2:], start=1):
+            assert cell.text == f"{100 * (repair_at_k(mine, k) or 0.0):.1f}", (model, row[1].text, k)
+    assert len(table.rows) == 4  # 2 models x 2 protocols
+
 
 
 def test_best_and_worst_marks_on_a_hand_made_leaderboard() -> None:

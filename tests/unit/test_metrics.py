@@ -29,6 +29,7 @@ from pairbench_async._metrics import (
     closure_distribution,
     compute_metrics,
     cumulative_final_fix,
+    repair_at_k,
     first_fix_turn,
     gap_closure,
     group_key,
@@ -610,3 +611,16 @@ def test_model_metrics_are_bounded_and_never_nan(items: list[Trajectory]) -> Non
         assert curve[-1] == pytest.approx(m.FinalFix)
         assert curve == sorted(curve)
     assert closure_distribution(items).attempted == sum(len(scenario_closures(t)) for t in items)
+
+
+def test_repair_at_k_by_hand() -> None:
+    # FeedbackEval's Repair@k = share fixed after at most k feedback rounds (turns 0..k).
+    # first fixes: X never, Y at turn 1, V at turn 0
+    assert repair_at_k([X, Y, V], 0) == pytest.approx(1 / 3)  # V only: the unhinted attempt
+    assert repair_at_k([X, Y, V], 1) == pytest.approx(2 / 3)  # + Y
+    assert repair_at_k([X, Y, V], 3) == pytest.approx(2 / 3)  # X never passes
+    # beyond every episode's end: an ended episode keeps its state
+    assert repair_at_k([X, Y, V], 10) == pytest.approx(2 / 3)
+    assert repair_at_k([], 1) is None
+    with pytest.raises(ValueError):
+        repair_at_k([X], -1)
