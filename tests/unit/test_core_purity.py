@@ -31,6 +31,9 @@ PURE = (
     "_report",
     "_baselines",
     "_styles",
+    "_context",
+    "_linediff",
+    "_rules_code",
 )
 #: Pure modules owned by other engineers; checked as soon as they exist.
 OPTIONAL: tuple[str, ...] = ()
@@ -68,6 +71,8 @@ IO_MODULES = frozenset(
         "_helper",
         "_confine",
         "_offline",
+        "_sim",
+        "_rules",
         "_store",
         "_orchestrator",
         "_api",

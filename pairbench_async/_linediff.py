@@ -1,0 +1,24 @@
+"""Line diffs between two programs: the hunks both offline models reason about.
+
+Pure module: :mod:`._sim` applies the reference's side of hunks, :mod:`._rules_code`
+locates the fault in them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+__all__ = ["diff_opcodes", "reference_lines"]
+
+
+def diff_opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
+    """Line diff opcodes (no autojunk: short programs repeat lines that matter)."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def reference_lines(j1: int, j2: int, size: int) -> set[int]:
+    """1-based reference lines of a hunk; for a gap in the reference, its two neighbours."""
+    if j2 > j1:
+        return set(range(j1 + 1, j2 + 1))
+    return {line for line in (j1, j1 + 1) if 1 <= line <= size}
