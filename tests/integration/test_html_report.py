@@ -265,7 +265,7 @@ def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path
 
 
 def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
-    from pairbench_async._html import _repair_at_k_table
+    from pairbench_async._layout import _repair_at_k_table
     from pairbench_async._metrics import repair_at_k
     from pairbench_async._report import trajectories
 
