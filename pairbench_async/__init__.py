@@ -18,6 +18,7 @@ from ._errors import (
 )
 from ._api import Evaluator, RunConfig, RunStatistics
 from ._dataset import DatasetRead, load_dataset, read_instances, write_instances
+from ._endpoint import EndpointSettings, ModelClient, parse_model_spec
 from ._metrics import ModelMetrics, Trajectory, TurnOutcome, compute_metrics, metrics_by_model
 from ._offline import RulesFeedback, SimCandidate, TurnContext
 from ._pool import SandboxConfig, SandboxPool, SandboxStatistics
@@ -43,12 +44,15 @@ __all__ = [
     "ConfinementUnavailable",
     "DatasetError",
     "DatasetRead",
+    "EndpointSettings",
     "EpisodeRecord",
     "Evaluator",
     "HelperMissing",
     "Instance",
     "Limits",
+    "ModelClient",
     "ModelMetrics",
+    "OpenAIClient",
     "PairbenchError",
     "Program",
     "RateLimited",
@@ -77,6 +81,21 @@ __all__ = [
     "compute_metrics",
     "load_dataset",
     "metrics_by_model",
+    "parse_model_spec",
     "read_instances",
     "write_instances",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``OpenAIClient`` is imported on first use: it brings aiohttp, which offline runs,
+    reports and dataset tools never need."""
+    if name == "OpenAIClient":
+        from ._client import OpenAIClient
+
+        return OpenAIClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "OpenAIClient"})

@@ -65,7 +65,6 @@ from .importers.codeforces import (
     Candidate,
     ReferenceValidator,
     Scan,
-    hidden_pass_rate,
     make_instance,
     pass_rate_skip,
     scan_sources,
@@ -573,7 +572,7 @@ def _write(out: str, instances: list[Instance]) -> None:
 
 def _check_params(params: BuildParams) -> Any:
     """Argument errors before anything runs (``ConfigError``); the model to repair with."""
-    from ._client import parse_model_spec
+    from ._endpoint import parse_model_spec
     from ._models import load_model_config, make_model
     from .importers import _check_options
 

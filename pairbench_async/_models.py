@@ -34,7 +34,7 @@ from ._records import Completion, Message
 from ._report import Price, PriceBook
 
 if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
-    from ._client import EndpointSettings
+    from ._endpoint import EndpointSettings
 
 __all__ = ["ReplayModel", "load_model_config", "load_prices", "make_model", "price_book"]
 
@@ -43,7 +43,7 @@ def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
     """Model spec -> settings (key ``""`` holds ``[defaults]``)."""
     if path is None:
         return {}
-    from ._client import EndpointSettings
+    from ._endpoint import EndpointSettings
 
     try:
         raw = tomllib.loads(Path(path).read_text())
@@ -136,11 +136,13 @@ class ReplayModel:
 
 def make_model(spec: str, config: dict[str, EndpointSettings] | None = None) -> Any:
     """A model client for ``spec``."""
-    from ._client import OpenAIClient, parse_model_spec
+    from ._endpoint import parse_model_spec
 
     config = config or {}
     scheme, name, _ = parse_model_spec(spec)
     if scheme == "openai":
+        from ._client import OpenAIClient  # aiohttp only when an HTTP model is made
+
         return OpenAIClient.from_spec(spec, config.get(spec, config.get("")))
     if scheme in ("sim", "rules"):
         from ._offline import parse_offline_spec
