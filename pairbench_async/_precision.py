@@ -346,20 +346,34 @@ def bleu(candidate: str, reference: str) -> float:
     return _corpus_score([(code_tokens(candidate), code_tokens(reference))])
 
 
-def _corpus_score(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
-    """Corpus BLEU-4 of tokenised (candidate, reference) pairs; 1 when no side has a token."""
+#: BLEU sufficient statistics of one (candidate, reference) pair:
+#: (clipped matches per order, candidate n-grams per order, candidate length, reference length)
+_Stats = tuple[list[int], list[int], int, int]
+
+
+def _pair_stats(cand: Sequence[str], ref: Sequence[str]) -> _Stats:
+    matches, totals = _bleu_stats(cand, ref)
+    return matches, totals, len(cand), len(ref)
+
+
+def _score_stats(stats: Iterable[_Stats]) -> float:
+    """Corpus BLEU-4 from summed pair statistics; 1 when no side has a token."""
     matches = [0] * BLEU_ORDER
     totals = [0] * BLEU_ORDER
     cand_len = ref_len = 0
-    for cand, ref in pairs:
-        pair_matches, pair_totals = _bleu_stats(cand, ref)
+    for pair_matches, pair_totals, c, r in stats:
         matches = [a + b for a, b in zip(matches, pair_matches, strict=True)]
         totals = [a + b for a, b in zip(totals, pair_totals, strict=True)]
-        cand_len += len(cand)
-        ref_len += len(ref)
+        cand_len += c
+        ref_len += r
     if cand_len == 0 and ref_len == 0:
         return 1.0
     return _bleu_score(matches, totals, cand_len, ref_len)
+
+
+def _corpus_score(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
+    """Corpus BLEU-4 of tokenised (candidate, reference) pairs; 1 when no side has a token."""
+    return _score_stats(_pair_stats(cand, ref) for cand, ref in pairs)
 
 
 def corpus_bleu(pairs: Iterable[tuple[str, str]]) -> float | None:
@@ -462,12 +476,45 @@ def _reference(instance: Instance) -> _Reference:
     )
 
 
+class _ProgramScore(msgspec.Struct, frozen=True):
+    """What a program scores against its instance, whoever wrote it and whenever."""
+
+    edit_precision: float | None
+    edit_recall: float | None
+    changed_share: float | None
+    regenerated: bool
+    exact_match: bool
+    compiles: bool
+    stats: _Stats
+
+
+def _program_score(program: str, instance: Instance, reference: _Reference, tolerance: int,
+                   threshold: float) -> _ProgramScore:
+    edit = changed_lines(instance.buggy, program)
+    tokens = code_tokens(program)
+    return _ProgramScore(
+        edit_precision=_precision(edit, reference.edit, tolerance),
+        edit_recall=_recall(edit, reference.edit, tolerance),
+        changed_share=edit.changed_share,
+        regenerated=_is_regenerated(edit, threshold),
+        exact_match=tokens == reference.tokens,
+        compiles=compiles(program),
+        stats=_pair_stats(tokens, reference.tokens),
+    )
+
+
 def _score(
-    record: TurnRecord, instance: Instance, reference: _Reference, tolerance: int, threshold: float
+    record: TurnRecord, instance: Instance, reference: _Reference, tolerance: int, threshold: float,
+    memo: dict[tuple[str, str], _ProgramScore] | None = None,
 ) -> TurnPrecision:
-    edit = changed_lines(instance.buggy, record.program)
-    tokens = code_tokens(record.program)
-    compiled = compiles(record.program)
+    """``memo`` keeps each (instance, program)'s score: a sweep's turns, runs and protocols
+    repeat the same programs many times."""
+    key = (instance.id, record.program)
+    done = memo.get(key) if memo is not None else None
+    if done is None:
+        done = _program_score(record.program, instance, reference, tolerance, threshold)
+        if memo is not None:
+            memo[key] = done
     return TurnPrecision(
         episode_id=record.episode_id,
         instance_id=record.instance_id,
@@ -475,14 +522,14 @@ def _score(
         protocol=record.protocol,
         run=record.run,
         turn=record.turn,
-        edit_precision=_precision(edit, reference.edit, tolerance),
-        edit_recall=_recall(edit, reference.edit, tolerance),
-        changed_share=edit.changed_share,
-        regenerated=_is_regenerated(edit, threshold),
-        exact_match=tokens == reference.tokens,
-        bleu=_corpus_score([(tokens, reference.tokens)]),
-        compiles=compiled,
-        verdicts=_mix(record.verdicts, compiled),
+        edit_precision=done.edit_precision,
+        edit_recall=done.edit_recall,
+        changed_share=done.changed_share,
+        regenerated=done.regenerated,
+        exact_match=done.exact_match,
+        bleu=_score_stats([done.stats]),
+        compiles=done.compiles,
+        verdicts=_mix(record.verdicts, done.compiles),
     )
 
 
@@ -562,7 +609,7 @@ def _finished(
 
 
 def _summarise(
-    scored: list[list[TurnPrecision]], finals: list[tuple[list[str], list[str]]]
+    scored: list[list[TurnPrecision]], finals: list[_Stats]
 ) -> PrecisionSummary:
     hinted = [[turn for turn in episode if turn.turn >= 1] for episode in scored]
     by_turn: dict[int, list[dict[str, float]]] = {}
@@ -581,7 +628,7 @@ def _summarise(
         ),
         exact_match_rate=sum(t.exact_match for t in last) / len(last),
         bleu=math.fsum(t.bleu for t in last) / len(last),
-        corpus_bleu=_corpus_score(finals),
+        corpus_bleu=_score_stats(finals),
         verdict_mix=_mean_mix(_mean_mix(t.verdicts for t in turns) for turns in hinted),
         verdict_mix_by_turn={t: mix for t, mix in mixes_by_turn.items() if mix},
     )
@@ -608,7 +655,8 @@ def precision_by_model(
     episodes, use_protocol = _finished(records, with_protocol)
     references: dict[str, _Reference] = {}
     scored: dict[str, list[list[TurnPrecision]]] = {}
-    finals: dict[str, list[tuple[list[str], list[str]]]] = {}
+    finals: dict[str, list[_Stats]] = {}
+    memo: dict[tuple[str, str], _ProgramScore] = {}
     for episode in episodes:
         first = episode[0]
         instance = instances.get(first.instance_id)
@@ -622,7 +670,7 @@ def precision_by_model(
         reference = references[first.instance_id]
         key = group_key(first.model, first.protocol if use_protocol else None)
         scored.setdefault(key, []).append(
-            [_score(record, instance, reference, tolerance, threshold) for record in episode]
+            [_score(record, instance, reference, tolerance, threshold, memo) for record in episode]
         )
-        finals.setdefault(key, []).append((code_tokens(episode[-1].program), reference.tokens))
+        finals.setdefault(key, []).append(memo[(instance.id, episode[-1].program)].stats)
     return {key: _summarise(scored[key], finals[key]) for key in sorted(scored)}
