@@ -570,8 +570,9 @@ def _write(out: str, instances: list[Instance]) -> None:
 # -- the driver ------------------------------------------------------------------------------
 
 
-def _check_params(params: BuildParams) -> Any:
-    """Argument errors before anything runs (``ConfigError``); the model to repair with."""
+def _check_params(params: BuildParams, make: bool) -> Any:
+    """Argument errors before anything runs (``ConfigError``); the model to repair with,
+    when ``make`` (else None: the caller brought its own)."""
     from ._endpoint import parse_model_spec
     from ._models import load_model_config, make_model
     from .importers import _check_options
@@ -585,7 +586,7 @@ def _check_params(params: BuildParams) -> Any:
     if scheme not in ("openai", "sim"):
         raise ConfigError(f"build-dataset repairs with a candidate model (openai:MODEL[@URL] or "
                           f"sim:SKILL), not {params.model!r}")
-    return make_model(params.model, load_model_config(params.config))
+    return make_model(params.model, load_model_config(params.config)) if make else None
 
 
 async def build_dataset(params: BuildParams, *, pool: SandboxPool | None = None,
@@ -599,8 +600,16 @@ async def build_dataset(params: BuildParams, *, pool: SandboxPool | None = None,
     sources), ``StoreError`` (a work directory that cannot be resumed) and
     ``SandboxError`` (a pool that cannot start).
     """
-    made = _check_params(params)
-    model = model if model is not None else made
+    made = _check_params(params, make=model is None)
+    try:
+        return await _build(params, pool, model if model is not None else made, on_record)
+    finally:
+        if made is not None:  # a model the caller brought stays the caller's to close
+            await made.aclose()
+
+
+async def _build(params: BuildParams, pool: SandboxPool | None, model: Any,
+                 on_record: Callable[[BuildRecord], None] | None) -> ImportReport:
     report = ImportReport(format=FORMAT, sources=list(params.sources))
     sources_hash = await asyncio.to_thread(_sources_hash, params.sources)
     prior, valid = await asyncio.to_thread(_open_work, params, _manifest(params, sources_hash))
@@ -621,7 +630,6 @@ async def build_dataset(params: BuildParams, *, pool: SandboxPool | None = None,
         await writer.aclose()
         if own:
             await pool.aclose()
-        await made.aclose()
     instances = await asyncio.to_thread(_finish, params, scan, report)
     await asyncio.to_thread(_write, params.out, instances)
     report.imported = len(instances)
