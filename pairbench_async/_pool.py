@@ -368,8 +368,9 @@ class SandboxPool:
             if self.config.require_full:
                 await self.aclose()
                 raise ConfinementUnavailable(message)
+            # once: the default warning filter prints it to stderr (a host that filters
+            # warnings has chosen to); it used to be printed a second time here
             warnings.warn(message, RuntimeWarning, stacklevel=2)
-            print(message, file=sys.stderr)
         self._tasks = [asyncio.create_task(self._serve(i)) for i in range(self._n)]
 
     async def _spawn(self, index: int) -> _Worker:
