@@ -18,7 +18,7 @@ import msgspec
 
 from ._metrics import ModelMetrics
 from ._ranking import HIGHER_IS_BETTER, TABLE_IV_METRICS, TABLE_V_METRICS
-from ._report import cost_summary, format_cost
+from ._report import UNPROTECTED_NOTE, cost_summary, format_cost
 from ._report_model import Report
 
 __all__ = [
@@ -202,11 +202,13 @@ def _protocol_rows(report: Report) -> Table:
                      or row.FinalFix is None else f"{100 * (row.FinalFix - base.FinalFix):+.2f}")
             rows.append([Cell(model if first else ""), Cell(p),
                          *(Cell(fmt(m, getattr(row, m))) for m in COMPARISON), Cell(delta),
+                         Cell("no" if p in report.unprotected else "yes"),
                          Cell(str(row.instances))])
             first = False
     return Table(header=["Model", "Protocol", *(_LABELS[m] + (" ↓" if m == "TurnsToFix" else
                                                               " (%) ↑") for m in COMPARISON),
-                         f"Δ Final Fix vs {report.main} (pp)", "Episodes"], rows=rows, left=2)
+                         f"Δ Final Fix vs {report.main} (pp)", "Hidden tests protected",
+                         "Episodes"], rows=rows, left=2)
 
 
 def _robustness_table(report: Report) -> Table:
@@ -347,6 +349,8 @@ def _overview(report: Report) -> Section:
                   ("Dataset hash", m.dataset_hash[:16]), ("Software", m.software_version)]
     if report.price_source:
         pairs.append(("Prices", report.price_source))
+    if report.unprotected:
+        pairs.append(("Not hidden-test protected", ", ".join(report.unprotected)))
     pairs += [("Main protocol", report.main),
               ("Episodes", f"{report.episodes} finished, {report.errored} errored, "
                            f"{report.unfinished} unfinished")]
@@ -374,7 +378,8 @@ def report_sections(report: Report) -> list[Section]:
       "The best model per column is marked green (bold in Markdown), the worst red "
                       "(italics); the superscript on Final Fix is its gain over Initial Fix in "
                       "points.",
-                tables=[leaderboard_table(view.models, order)]),
+                tables=[leaderboard_table(view.models, order)],
+                notes=[f"{main}: {UNPROTECTED_NOTE}"] if main in report.unprotected else []),
         Section(id="ranking", title=f"Table IV. Metric-wise ranking ({main})",
                 intro="Row r names the model at position r for each metric; a superscript =k "
                       "marks a tie sharing average rank k, n/a an undefined metric (ranked last). "
@@ -430,7 +435,9 @@ def report_sections(report: Report) -> list[Section]:
             intro="Every protocol on the same instances; Δ is the Final Fix difference to the main "
                   f"protocol ({main}) in percentage points.",
             figure="fig7", figure_caption="Cumulative Final Fix by turn, per model and protocol.",
-            tables=[_protocol_rows(report)]))
+            tables=[_protocol_rows(report)],
+            notes=[f"{p}: {UNPROTECTED_NOTE}; its numbers are not comparable with protected "
+                   "protocols'" for p in report.protocols if p in report.unprotected]))
         if report.agreement:
             sections.append(Section(
                 id="agreement", title="Ranking agreement between protocols",

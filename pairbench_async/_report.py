@@ -17,6 +17,7 @@ from ._runlog import EpisodeRecord, Record, TurnRecord
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
+    "UNPROTECTED_NOTE",
     "CostSummary",
     "Leaderboard",
     "Price",
@@ -29,6 +30,7 @@ __all__ = [
     "token_rows",
     "tokens_json",
     "trajectories",
+    "unprotected_protocols",
 ]
 
 #: The paper's Table III columns, in order.
@@ -42,6 +44,18 @@ class Leaderboard(msgspec.Struct):
     episodes: int
     errored: int
     unfinished: int
+    #: protocols whose candidate saw hidden test data or reference-derived text
+    unprotected: list[str] = []
+
+
+#: How the reports say that a protocol is not hidden-test protected.
+UNPROTECTED_NOTE = ("not hidden-test protected (the candidate saw hidden test data or "
+                    "corrections derived from the reference)")
+
+
+def unprotected_protocols(records: Iterable[Record]) -> list[str]:
+    """The protocols of turns recorded as not hidden-test protected (``test``, ``code``)."""
+    return sorted({r.protocol for r in records if isinstance(r, TurnRecord) and not r.protected})
 
 
 def trajectories(records: Iterable[Record], *, with_protocol: bool | None = None) -> tuple[list[Trajectory], int, int]:
@@ -83,7 +97,7 @@ def trajectories(records: Iterable[Record], *, with_protocol: bool | None = None
 def leaderboard(records: Sequence[Record]) -> Leaderboard:
     trajs, errored, unfinished = trajectories(records)
     return Leaderboard(models=metrics_by_model(trajs), episodes=len(trajs), errored=errored,
-                       unfinished=unfinished)
+                       unfinished=unfinished, unprotected=unprotected_protocols(records))
 
 
 def leaderboard_json(board: Leaderboard) -> dict[str, object]:
@@ -114,7 +128,7 @@ def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             best[m] = min(values) if m == "TurnsToFix" else max(values)
     rows = []
     for name, row in sorted(board.models.items()):
-        cells = [name]
+        cells = [name + ("†" if name.rpartition("|")[2] in board.unprotected else "")]
         for m in LEADERBOARD_COLUMNS:
             v = getattr(row, m)
             cells.append(_fmt(m, v) + ("*" if m in best and v == best[m] else ""))
@@ -131,6 +145,8 @@ def render_text(board: Leaderboard) -> str:
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     lines.append(f"{board.episodes} episodes; rates in %, HE in 0..6, TurnsToFix in turns; "
                  f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
+    if board.unprotected:
+        lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
     return "\n".join(lines)
 
 

@@ -35,7 +35,7 @@ from ._ranking import (
     ranking_stability,
     run_statistics,
 )
-from ._report import PriceBook, TokenRow, token_rows, trajectories
+from ._report import PriceBook, TokenRow, token_rows, trajectories, unprotected_protocols
 from ._runlog import EpisodeRecord, Record, RunManifest
 
 __all__ = ["ProtocolView", "Report", "build_report"]
@@ -71,6 +71,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     robustness: dict[str, dict[str, dict[str, MeanStd]]]
     #: Table VI: {protocol: Kendall τ stability}; empty with a single run.
     stability: dict[str, RankingStability]
+    #: protocols whose candidate saw hidden test data (not hidden-test protected)
+    unprotected: list[str]
     #: footrule and τ between the model rankings of every pair of protocols (pooled runs)
     agreement: list[ProtocolAgreement]
     #: usage and cost per (candidate, protocol, role, model called)
@@ -201,6 +203,7 @@ def build_report(
         fig5=_choose_instances(by_protocol[main], first_run, instances, fig5_count),
         fig5_run=first_run, robustness=robustness, stability=stability,
         agreement=protocol_agreement({p: v.models for p, v in views.items()}),
+        unprotected=unprotected_protocols(records),
         tokens=token_rows(records, protocols, prices=prices,
                           feedback=manifest.feedback if manifest else None),
         episodes=len(trajs), errored=errored, unfinished=unfinished,

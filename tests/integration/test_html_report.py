@@ -372,3 +372,36 @@ async def test_page_loads_in_headless_chromium_without_errors(
                       '<body><p>x</p><script>throw new Error("deliberate")</script></body></html>')
     _, broken_errors = _load_in_chromium(broken, tmp_path)
     assert any("deliberate" in line for line in broken_errors), broken_errors
+
+
+def test_unprotected_protocols_are_marked_in_every_output(tmp_path: Path) -> None:
+    """``test`` shows the candidate a hidden test: the text, HTML and Markdown say so."""
+    from pairbench_async._report import render_text
+
+    config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules",
+                       protocols=["pair", "test"], turns=2, concurrency=8)
+
+    async def sweep() -> None:
+        async with Evaluator(config, out_dir=tmp_path / "run",
+                             trace_cache=TraceCache(tmp_path / "traces")) as ev:
+            async for _ in ev.run(load_dataset().instances[:2]):
+                pass
+
+    asyncio.run(sweep())
+    records, _ = read_records(tmp_path / "run")
+    text = render_text(leaderboard(records))
+    assert "sim:0.3|test†" in text and "sim:0.3|pair†" not in text
+    assert "† test: not hidden-test protected" in text
+    report = build_report(records, read_manifest(tmp_path / "run"))
+    assert report.unprotected == ["test"]
+    md = render_markdown(report)
+    assert "| Not hidden-test protected | test |" in md
+    assert "> test: not hidden-test protected" in md and "> pair:" not in md
+    comparison = [line for line in md.splitlines()
+                  if line.startswith("|") and ("| yes |" in line or "| no |" in line)]
+    assert len(comparison) == 4  # 2 models x 2 protocols
+    assert any("| test |" in line and "| no |" in line for line in comparison)
+    assert any("| pair |" in line and "| yes |" in line for line in comparison)
+    # a protected run says nothing of the kind
+    protected = build_report([r for r in records if r.protocol == "pair"])
+    assert protected.unprotected == [] and "protected" not in render_markdown(protected).lower()
