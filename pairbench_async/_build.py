@@ -201,30 +201,11 @@ _MANIFEST = msgspec.json.Decoder(BuildManifest)
 
 
 def read_log(work: Path) -> tuple[list[BuildRecord], int]:
-    """The records and the byte length of their valid prefix (``_store.read_records``' rule:
+    """The records and the byte length of their valid prefix (``_store.read_log``'s rule:
     a torn last line is dropped, a bad line anywhere else is corruption)."""
-    path = work / RECORDS
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return [], 0
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read records: {exc.strerror}") from exc
-    records: list[BuildRecord] = []
-    pos = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        if end == -1:
-            break  # a last line without its newline was cut short
-        try:
-            records.append(_LOG.decode(data[pos:end]))
-        except msgspec.DecodeError as exc:
-            if data[end + 1:].strip():
-                line = data.count(b"\n", 0, pos) + 1
-                raise StoreError(f"{path}:{line}: corrupt record ({exc})") from exc
-            break  # a torn tail
-        pos = end + 1
-    return records, pos
+    from ._store import read_log as read_jsonl_log
+
+    return read_jsonl_log(work / RECORDS, _LOG)
 
 
 def _read_manifest(work: Path) -> BuildManifest | None:

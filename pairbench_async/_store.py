@@ -18,13 +18,16 @@ import asyncio
 import os
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
 from ._errors import ResumeMismatch, StoreError
 from ._runlog import Record, RunManifest
 
-__all__ = ["RecordWriter", "read_manifest", "read_records", "write_manifest"]
+__all__ = ["RecordWriter", "read_log", "read_manifest", "read_records", "write_manifest"]
+
+T = TypeVar("T")
 
 RECORDS = "records.jsonl"
 MANIFEST = "manifest.json"
@@ -33,23 +36,29 @@ _DECODER = msgspec.json.Decoder(Record)
 _MANIFEST = msgspec.json.Decoder(RunManifest)
 
 
-def read_records(out_dir: str | os.PathLike[str]) -> tuple[list[Record], int]:
-    """All records of a run, and the byte length of the valid prefix of the file."""
-    path = Path(out_dir) / RECORDS
+def read_log(path: str | os.PathLike[str], decoder: msgspec.json.Decoder[T]) -> tuple[list[T], int]:
+    """The records of an append-only JSON Lines log, and the byte length of its valid prefix.
+
+    A last line without its newline, or an undecodable last line, was cut short by a
+    crash: it is dropped (the writer truncates it away on resume). An undecodable line
+    anywhere else is corruption: :class:`StoreError` naming the file and line. A
+    missing file is an empty log.
+    """
+    path = Path(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return [], 0
     except OSError as exc:
         raise StoreError(f"{path}: cannot read records: {exc.strerror}") from exc
-    records: list[Record] = []
+    records: list[T] = []
     pos = 0
     while pos < len(data):
         end = data.find(b"\n", pos)
         if end == -1:
             return records, pos  # a last line without its newline was cut short: drop it
         try:
-            records.append(_DECODER.decode(data[pos:end]))
+            records.append(decoder.decode(data[pos:end]))
         except msgspec.DecodeError as exc:
             if data[end + 1:].strip() == b"":
                 return records, pos  # a torn tail: drop it
@@ -57,6 +66,11 @@ def read_records(out_dir: str | os.PathLike[str]) -> tuple[list[Record], int]:
             raise StoreError(f"{path}:{lineno}: corrupt record ({exc})") from exc
         pos = end + 1
     return records, pos
+
+
+def read_records(out_dir: str | os.PathLike[str]) -> tuple[list[Record], int]:
+    """All records of a run, and the byte length of the valid prefix of the file."""
+    return read_log(Path(out_dir) / RECORDS, _DECODER)
 
 
 def read_manifest(out_dir: str | os.PathLike[str]) -> RunManifest | None:
