@@ -22,6 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from pairbench_async import _pool as pool_module
 from pairbench_async._pool import SandboxConfig, SandboxPool
 from pairbench_async._records import Limits, Program, Test, Verdict
 
@@ -116,10 +117,15 @@ def _assert_case(case: Case, verdict: str, stdout: str, error: str | None) -> No
 
 
 def _sandbox_processes() -> list[psutil.Process]:
+    """Live processes of a sandbox: a sandbox uid (as root), or a fork of a pool worker
+    (workers, zygotes and test children all carry the worker script in their command
+    line; as an ordinary user that is the only thing that tells them apart)."""
+    worker = pool_module._WORKER
     out = []
-    for p in psutil.process_iter(["uids", "status"]):
+    for p in psutil.process_iter(["uids", "cmdline"]):
         try:
-            if p.info["uids"] and p.info["uids"].real >= SandboxConfig().uid_base:
+            uids, cmdline = p.info["uids"], p.info["cmdline"] or []
+            if (uids and uids.real >= SandboxConfig().uid_base) or worker in cmdline:
                 out.append(p)
         except psutil.Error:
             pass
