@@ -27,6 +27,7 @@ __all__ = [
     "format_cost",
     "leaderboard",
     "render_tokens_text",
+    "repair_at_k_json",
     "token_rows",
     "tokens_json",
     "trajectories",
@@ -98,6 +99,19 @@ def leaderboard(records: Sequence[Record]) -> Leaderboard:
     trajs, errored, unfinished = trajectories(records)
     return Leaderboard(models=metrics_by_model(trajs), episodes=len(trajs), errored=errored,
                        unfinished=unfinished, unprotected=unprotected_protocols(records))
+
+
+def repair_at_k_json(records: Sequence[Record], alpha: int | None = None) -> dict[str, dict[str, float | None]]:
+    """FeedbackEval's Repair@k per leaderboard row (``model`` or ``model|protocol``), for
+    k = 1, 2, 3 and ``alpha`` (the run's hinted-turn budget) when it is larger."""
+    from ._metrics import group_key, repair_at_k
+
+    trajs, _, _ = trajectories(records)
+    ks = sorted({1, 2, 3, *([alpha] if alpha is not None and alpha > 3 else [])})
+    groups: dict[str, list[Trajectory]] = {}
+    for traj in trajs:
+        groups.setdefault(group_key(traj.model, traj.protocol), []).append(traj)
+    return {name: {str(k): repair_at_k(items, k) for k in ks} for name, items in sorted(groups.items())}
 
 
 def leaderboard_json(board: Leaderboard) -> dict[str, object]:

@@ -41,8 +41,9 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help='print {"models": {name: {metric: value}}, "episodes", "errored", '
                         '"unfinished", "tokens": [{model, protocol, role, called, calls, '
-                        'prompt_tokens, completion_tokens, cost}], "cost_total"} (costs '
-                        'null when unpriced; cost_total sums the priced rows)')
+                        'prompt_tokens, completion_tokens, cost}], "cost_total", "unprotected": '
+                        '[protocols], "repair_at_k": {name: {k: value}}} (costs null when '
+                        'unpriced; cost_total sums the priced rows)')
     p.add_argument("--config", metavar="FILE", default=None,
                    help="model config (TOML) whose prompt_price_per_million and "
                         "completion_price_per_million price the tokens (cost columns)")
@@ -163,9 +164,10 @@ async def report_command(args: argparse.Namespace) -> int:
         leaderboard_json,
         render_text,
         render_tokens_text,
+        repair_at_k_json,
         tokens_json,
     )
-    from ._store import read_records
+    from ._store import read_manifest, read_records
 
     run_dir = Path(args.dir)
     if not (run_dir / "records.jsonl").exists():
@@ -198,6 +200,10 @@ async def report_command(args: argparse.Namespace) -> int:
         tokens = _token_rows(run_dir, records, prices)
         data["tokens"] = tokens_json(tokens)
         data["cost_total"] = cost_summary(tokens).total
+        data["unprotected"] = board.unprotected
+        manifest = read_manifest(run_dir)
+        alpha = manifest.params.get("turns") if manifest is not None else None
+        data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif md_text is not None:
         sys.stdout.write(md_text)

@@ -193,10 +193,14 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
-    added = ("precision", "tokens", "cost_total")
+    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])
+    assert got["unprotected"] == []  # pair and nohint both keep the hidden tests hidden
+    assert set(got["repair_at_k"]) == set(got["models"])
+    assert all(set(v) == {"1", "2", "3"} for v in got["repair_at_k"].values())  # alpha = 3
+    assert got["repair_at_k"]["sim:0.8|pair"]["3"] == got["models"]["sim:0.8|pair"]["FinalFix"]
     assert all(0 <= p["bleu"] <= 1 for p in got["precision"].values())
 
     assert await report_command(_args(str(run_dir), "--markdown")) == 0
