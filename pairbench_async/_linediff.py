@@ -1,7 +1,8 @@
 """Line diffs between two programs: the hunks both offline models reason about.
 
 Pure module: :mod:`._sim` applies the reference's side of hunks, :mod:`._rules_code`
-locates the fault in them.
+locates the fault in them, :mod:`._precision` and :mod:`._bleu` number lines as the
+compiler does (:func:`source_lines`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-__all__ = ["diff_opcodes", "reference_lines"]
+__all__ = ["diff_opcodes", "reference_lines", "source_lines"]
 
 
 def diff_opcodes(a: Sequence[str], b: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
@@ -22,3 +23,11 @@ def reference_lines(j1: int, j2: int, size: int) -> set[int]:
     if j2 > j1:
         return set(range(j1 + 1, j2 + 1))
     return {line for line in (j1, j1 + 1) if 1 <= line <= size}
+
+
+def source_lines(text: str) -> list[str]:
+    """Lines as the compiler numbers them: only ``\\n``, ``\\r\\n`` and ``\\r`` end a line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
