@@ -53,13 +53,21 @@ from typing import Any, Literal
 
 import msgspec
 
-from ._errors import ClientError, ConfigError, ResumeMismatch, SandboxError, StoreError
+from ._errors import ClientError, ConfigError, SandboxError, StoreError
 from ._extract import extract_code
 from ._offline import TurnContext, stable_seed
 from ._pool import SandboxConfig, SandboxPool
 from ._prompts import fenced
 from ._records import Completion, Instance, Message, Program, Test, TestResult
 from ._runlog import CallRecord
+from ._store import (
+    RECORDS,
+    RecordWriter,
+    check_resume,
+    read_manifest_as,
+    write_manifest,
+)
+from ._store import read_log as read_jsonl_log
 from .importers._common import ImportOptions, ImportReport, run_program
 from .importers.codeforces import (
     Candidate,
@@ -86,7 +94,6 @@ __all__ = [
 #: Bumped when a record or the manifest changes shape.
 BUILD_SCHEMA = 1
 FORMAT = "build-dataset"
-MANIFEST, RECORDS = "manifest.json", "records.jsonl"  # _store's file names
 #: Failing tests shown per repair turn, and how much of each text (characters).
 SHOWN_FAILURES = 3
 CLIP_INPUT, CLIP_OUTPUT, CLIP_ERROR = 1500, 800, 800
@@ -203,27 +210,7 @@ _MANIFEST = msgspec.json.Decoder(BuildManifest)
 def read_log(work: Path) -> tuple[list[BuildRecord], int]:
     """The records and the byte length of their valid prefix (``_store.read_log``'s rule:
     a torn last line is dropped, a bad line anywhere else is corruption)."""
-    from ._store import read_log as read_jsonl_log
-
     return read_jsonl_log(work / RECORDS, _LOG)
-
-
-def _read_manifest(work: Path) -> BuildManifest | None:
-    try:
-        return _MANIFEST.decode((work / MANIFEST).read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, msgspec.DecodeError) as exc:
-        raise StoreError(f"{work / MANIFEST}: unreadable manifest: {exc}") from exc
-
-
-def _check_resume(old: BuildManifest, new: BuildManifest, work: Path) -> None:
-    a, b = old.comparable(), new.comparable()
-    diffs = [f"{k}: the work directory has {a[k]!r}, this build has {b[k]!r}"
-             for k in a if a[k] != b[k]]
-    if diffs:
-        raise ResumeMismatch(f"cannot resume the build in {work}: its parameters differ ("
-                             + "; ".join(diffs) + ")")
 
 
 def _sources_hash(paths: Sequence[str]) -> str:
@@ -277,7 +264,7 @@ def _prior(records: Sequence[BuildRecord], work: Path) -> _Prior:
 def _open_work(params: BuildParams, manifest: BuildManifest) -> tuple[_Prior, int]:
     """Check or write the manifest; the prior records and the log's valid length."""
     work = params.work_dir
-    old = _read_manifest(work)
+    old = read_manifest_as(work, _MANIFEST)
     records, valid = read_log(work)
     if old is not None or records:
         if not params.resume:
@@ -285,11 +272,9 @@ def _open_work(params: BuildParams, manifest: BuildManifest) -> tuple[_Prior, in
                              "(or another --work)")
         if old is None:
             raise StoreError(f"{work}: records without a manifest; cannot resume")
-        _check_resume(old, manifest, work)
+        check_resume(old, manifest, what="build", where=str(work))
     else:
-        from ._store import write_manifest
-
-        write_manifest(work, manifest)  # type: ignore[arg-type]  # any msgspec struct
+        write_manifest(work, manifest)
     return _prior(records, work), valid
 
 
@@ -597,8 +582,6 @@ async def _build(params: BuildParams, pool: SandboxPool | None, model: Any,
     scan = await asyncio.to_thread(scan_sources, params.sources, params.options, report)
     todo = [c for c in scan.candidates
             if c.id not in prior.done or prior.done[c.id].status == "error"]
-    from ._store import RecordWriter
-
     writer = RecordWriter(params.work_dir, valid_length=valid)
     own = pool is None
     if pool is None:

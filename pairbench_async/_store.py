@@ -18,14 +18,23 @@ import asyncio
 import os
 import tempfile
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from ._errors import ResumeMismatch, StoreError
 from ._runlog import Record, RunManifest
 
-__all__ = ["RecordWriter", "read_log", "read_manifest", "read_records", "write_manifest"]
+__all__ = [
+    "RecordWriter",
+    "Resumable",
+    "check_resume",
+    "read_log",
+    "read_manifest",
+    "read_manifest_as",
+    "read_records",
+    "write_manifest",
+]
 
 T = TypeVar("T")
 
@@ -74,16 +83,24 @@ def read_records(out_dir: str | os.PathLike[str]) -> tuple[list[Record], int]:
 
 
 def read_manifest(out_dir: str | os.PathLike[str]) -> RunManifest | None:
+    """The run's manifest, or None when the directory has none."""
+    return read_manifest_as(out_dir, _MANIFEST)
+
+
+def read_manifest_as(out_dir: str | os.PathLike[str], decoder: msgspec.json.Decoder[T]) -> T | None:
+    """The manifest of ``out_dir`` decoded by ``decoder`` (a sweep's, a dataset build's...);
+    None when there is none, :class:`StoreError` when it cannot be read."""
     path = Path(out_dir) / MANIFEST
     try:
-        return _MANIFEST.decode(path.read_bytes())
+        return decoder.decode(path.read_bytes())
     except FileNotFoundError:
         return None
     except (OSError, msgspec.DecodeError) as exc:
         raise StoreError(f"{path}: unreadable manifest: {exc}") from exc
 
 
-def write_manifest(out_dir: str | os.PathLike[str], manifest: RunManifest) -> None:
+def write_manifest(out_dir: str | os.PathLike[str], manifest: msgspec.Struct) -> None:
+    """Write ``manifest`` to ``out_dir`` atomically (temporary file, fsync, rename)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=out)
@@ -99,12 +116,23 @@ def write_manifest(out_dir: str | os.PathLike[str], manifest: RunManifest) -> No
         raise
 
 
-def check_resume(old: RunManifest, new: RunManifest) -> None:
-    """Raise :class:`ResumeMismatch` naming every parameter that differs."""
+class Resumable(Protocol):
+    """A manifest: the parameters a resumed run (or build) must share with the records."""
+
+    def comparable(self) -> dict[str, Any]: ...
+
+
+def check_resume(old: Resumable, new: Resumable, *, what: str = "run", where: str = "") -> None:
+    """Raise :class:`ResumeMismatch` naming every parameter that differs.
+
+    ``what`` names what is resumed in the message, ``where`` its directory (if given).
+    """
     a, b = old.comparable(), new.comparable()
-    diffs = [f"{k}: records have {a[k]!r}, this run has {b[k]!r}" for k in a if a[k] != b[k]]
+    diffs = [f"{k}: records have {a[k]!r}, this {what} has {b[k]!r}" for k in a if a[k] != b[k]]
     if diffs:
-        raise ResumeMismatch("cannot resume: the run's parameters differ (" + "; ".join(diffs) + ")")
+        place = f" {where}" if where else ""
+        raise ResumeMismatch(f"cannot resume{place}: the {what}'s parameters differ ("
+                             + "; ".join(diffs) + ")")
 
 
 class RecordWriter:
