@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -57,7 +56,7 @@ from ._errors import ClientError, ConfigError, SandboxError, StoreError
 from ._extract import extract_code
 from ._offline import TurnContext, stable_seed
 from ._pool import SandboxConfig, SandboxPool
-from ._prompts import fenced
+from ._prompts import fence_for, fenced
 from ._records import Completion, Instance, Message, Program, Test, TestResult
 from ._runlog import CallRecord
 from ._store import (
@@ -292,9 +291,8 @@ def _tail(text: str, limit: int) -> str:
 
 
 def _block(text: str) -> str:
-    """``text`` in a plain fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    """``text`` (test data: trailing spaces kept) in a plain fence it cannot close."""
+    fence = fence_for(text)
     return f"{fence}\n{text.rstrip(chr(10))}\n{fence}"
 
 

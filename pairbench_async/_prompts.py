@@ -19,7 +19,7 @@ import msgspec
 
 from ._records import Instance, Message
 
-__all__ = ["TurnSummary", "fenced", "initial_prompt", "turn_prompt"]
+__all__ = ["TurnSummary", "fence_for", "fenced", "initial_prompt", "turn_prompt"]
 
 _SYSTEM = (
     "You are an expert Python programmer. You repair programs so that they solve the "
@@ -39,10 +39,15 @@ class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
     changed: bool = True
 
 
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run inside ``text`` (so it cannot close early)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def fenced(code: str) -> str:
     """``code`` in a python fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = fence_for(code)
     return f"{fence}python\n{code.rstrip()}\n{fence}"
 
 
