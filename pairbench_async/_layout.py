@@ -236,12 +236,14 @@ def _robustness_table(report: Report) -> Table:
                  rows=rows, left=2)
 
 
-def _stability_table(report: Report) -> Table:
-    def tau(v: float | None) -> str:
-        return "-" if v is None else f"{v:.3f}"
+def _statistic(value: float | None) -> str:
+    """A rank statistic (Kendall τ, footrule) to three decimals; '-' when undefined."""
+    return "-" if value is None else f"{value:.3f}"
 
-    rows = [[Cell(p), *(Cell(tau(s.per_metric[m])) for m in TABLE_V_METRICS), Cell(tau(s.average)),
-             Cell(str(s.pairs))] for p, s in report.stability.items()]
+
+def _stability_table(report: Report) -> Table:
+    rows = [[Cell(p), *(Cell(_statistic(s.per_metric[m])) for m in TABLE_V_METRICS),
+             Cell(_statistic(s.average)), Cell(str(s.pairs))] for p, s in report.stability.items()]
     return Table(header=["Setting", "Repair", "Preserve", "Final", "Turns", "Avg.", "Run pairs"],
                  rows=rows)
 
@@ -267,11 +269,9 @@ def _repair_at_k_table(report: Report) -> Table:
 
 
 def _agreement_table(report: Report) -> Table:
-    def num(v: float | None) -> str:
-        return "-" if v is None else f"{v:.3f}"
-
-    rows = [[Cell(f"{g.a} vs {g.b}"), *(Cell(num(g.footrule[m])) for m in TABLE_V_METRICS),
-             Cell(num(g.average_footrule)), Cell(num(g.average_tau)), Cell(str(g.models))]
+    rows = [[Cell(f"{g.a} vs {g.b}"), *(Cell(_statistic(g.footrule[m])) for m in TABLE_V_METRICS),
+             Cell(_statistic(g.average_footrule)), Cell(_statistic(g.average_tau)),
+             Cell(str(g.models))]
             for g in report.agreement]
     return Table(header=["Protocols", "Repair", "Preserve", "Final", "Turns", "Avg. footrule",
                          "Avg. τ", "Models"], rows=rows)
