@@ -31,6 +31,7 @@ from ._errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from ._report import PriceBook, TokenRow
+    from ._runlog import RunManifest
 
 __all__ = ["add_report_arguments", "report_command"]
 
@@ -108,14 +109,12 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
     return (render_markdown(report) if md_stdout else None), written
 
 
-def _precision(run_dir: Path, records: list[Any]) -> dict[str, Any] | None:
+def _precision(records: list[Any], manifest: RunManifest | None) -> dict[str, Any] | None:
     """Repair-precision per model (PDB/FixEval), when the run's dataset can be read back."""
     from ._dataset import load_dataset
     from ._errors import PairbenchError
     from ._precision import precision_by_model
-    from ._store import read_manifest
 
-    manifest = read_manifest(run_dir)
     try:
         instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
                                                    skip_invalid=True).instances}
@@ -124,12 +123,11 @@ def _precision(run_dir: Path, records: list[Any]) -> dict[str, Any] | None:
         return None
 
 
-def _token_rows(run_dir: Path, records: list[Any], prices: PriceBook | None) -> list[TokenRow]:
+def _token_rows(records: list[Any], manifest: RunManifest | None,
+                prices: PriceBook | None) -> list[TokenRow]:
     """Token usage (and cost) per (candidate, protocol, role, model called) of the run."""
     from ._report import token_rows
-    from ._store import read_manifest
 
-    manifest = read_manifest(run_dir)
     return token_rows(records, manifest.protocols if manifest else (), prices=prices,
                       feedback=manifest.feedback if manifest else None)
 
@@ -192,16 +190,16 @@ async def report_command(args: argparse.Namespace) -> int:
             raise StoreError(f"cannot write the report: {exc}") from exc
     if args.json:
         records, _ = read_records(run_dir)
+        manifest = read_manifest(run_dir)
         board = leaderboard(records)
         data = leaderboard_json(board)
-        precision = _precision(run_dir, records)
+        precision = _precision(records, manifest)
         if precision is not None:
             data["precision"] = msgspec.to_builtins(precision)
-        tokens = _token_rows(run_dir, records, prices)
+        tokens = _token_rows(records, manifest, prices)
         data["tokens"] = tokens_json(tokens)
         data["cost_total"] = cost_summary(tokens).total
         data["unprotected"] = board.unprotected
-        manifest = read_manifest(run_dir)
         alpha = manifest.params.get("turns") if manifest is not None else None
         data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
@@ -209,11 +207,12 @@ async def report_command(args: argparse.Namespace) -> int:
         sys.stdout.write(md_text)
     else:
         records, _ = read_records(run_dir)
+        manifest = read_manifest(run_dir)
         print(render_text(leaderboard(records)))
-        tokens = _token_rows(run_dir, records, prices)
+        tokens = _token_rows(records, manifest, prices)
         if tokens:
             print("\n" + render_tokens_text(tokens))
-        precision = _precision(run_dir, records)
+        precision = _precision(records, manifest)
         if precision:
             print("\n" + _precision_text(precision))
     for line in written:
