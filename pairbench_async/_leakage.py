@@ -437,8 +437,10 @@ def _quote_reasons(
     # a whole-word occurrence of a word-only token is one of the text's maximal \w+ runs
     leaked = {t for t in _WORD.findall(hint) if len(t) >= policy.min_token_chars}
     leaked &= index.data_tokens
-    if leaked and leaked - set(_WORD.findall(public)):
-        token = min(leaked - set(_WORD.findall(public)))
+    if leaked:
+        leaked -= set(_WORD.findall(public))
+    if leaked:
+        token = min(leaked)
         reasons.append(f"quote: repeats a {len(token)}-character token of hidden test data")
     return reasons
 
