@@ -11,7 +11,6 @@ A missing Chromium is a failure, never a skip: install it with
 from __future__ import annotations
 
 import argparse
-import asyncio
 import base64
 import re
 import shutil
@@ -23,8 +22,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._dataset import load_dataset
+from pairbench_async._api import RunConfig
 from pairbench_async._errors import ConfigError
 from pairbench_async._html import (
     build_report,
@@ -40,7 +38,7 @@ from pairbench_async._report import leaderboard, leaderboard_json
 from pairbench_async._report_cli import add_report_arguments, report_command
 from pairbench_async._runlog import Record, TurnRecord
 from pairbench_async._store import read_manifest, read_records
-from pairbench_async._traces import TraceCache
+from tests.integration.sweeps import offline_sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
@@ -57,15 +55,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("report")
     config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules",
                        protocols=["pair", "nohint"], runs=2, turns=3, concurrency=16)
-
-    async def sweep() -> None:
-        async with Evaluator(config, out_dir=base / "run",
-                             trace_cache=TraceCache(base / "traces")) as ev:
-            async for _ in ev.run(load_dataset().instances[:4]):
-                pass
-
-    asyncio.run(sweep())
-    return base / "run"
+    return offline_sweep(base, config, 4)
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -384,19 +374,12 @@ def test_unprotected_protocols_are_marked_in_every_output(tmp_path: Path) -> Non
 
     config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules",
                        protocols=["pair", "test"], turns=2, concurrency=8)
-
-    async def sweep() -> None:
-        async with Evaluator(config, out_dir=tmp_path / "run",
-                             trace_cache=TraceCache(tmp_path / "traces")) as ev:
-            async for _ in ev.run(load_dataset().instances[:2]):
-                pass
-
-    asyncio.run(sweep())
-    records, _ = read_records(tmp_path / "run")
+    run = offline_sweep(tmp_path, config, 2)
+    records, _ = read_records(run)
     text = render_text(leaderboard(records))
     assert "sim:0.3|test†" in text and "sim:0.3|pair†" not in text
     assert "† test: not hidden-test protected" in text
-    report = build_report(records, read_manifest(tmp_path / "run"))
+    report = build_report(records, read_manifest(run))
     assert report.unprotected == ["test"]
     md = render_markdown(report)
     assert "| Not hidden-test protected | test |" in md

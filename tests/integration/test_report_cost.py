@@ -4,20 +4,18 @@ then ``report --config`` prices its recorded usages in JSON, text, HTML and Mark
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._dataset import load_dataset
+from pairbench_async._api import RunConfig
 from pairbench_async._errors import ConfigError
 from pairbench_async._report import leaderboard, leaderboard_json
 from pairbench_async._report_cli import add_report_arguments, report_command
 from pairbench_async._runlog import TurnRecord
 from pairbench_async._store import read_records
-from pairbench_async._traces import TraceCache
+from tests.integration.sweeps import offline_sweep
 from tests.integration.test_html_report import _assert_not_blank, _load_in_chromium
 
 #: per million tokens: (prompt, completion)
@@ -42,15 +40,7 @@ completion_price_per_million = {RULES_PRICE[1]}
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("cost")
     config = RunConfig(candidates=["sim:0.8"], feedback="rules", turns=4, concurrency=8)
-
-    async def sweep() -> None:
-        async with Evaluator(config, out_dir=base / "run",
-                             trace_cache=TraceCache(base / "traces")) as ev:
-            async for _ in ev.run(load_dataset().instances[:2]):
-                pass
-
-    asyncio.run(sweep())
-    return base / "run"
+    return offline_sweep(base, config, 2)
 
 
 def _args(*argv: str) -> argparse.Namespace:
