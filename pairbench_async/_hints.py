@@ -22,6 +22,7 @@ to the candidate. Pure module: no I/O, no randomness.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -268,8 +269,13 @@ def _ordinal(n: int) -> str:
 def _number(token: Any) -> float | None:
     if isinstance(token, bool):
         return None
-    if isinstance(token, (int, float)):
-        return float(token)
+    if isinstance(token, float):
+        return token
+    if isinstance(token, int):  # a returned integer may be far beyond float range
+        try:
+            return float(token)
+        except OverflowError:
+            return math.inf if token > 0 else -math.inf
     if isinstance(token, str):
         try:
             return float(token)

@@ -14,6 +14,11 @@ here, where the comparison happens.
 Back-pressure: at most ``max_jobs`` jobs are admitted at once; further ``run``
 calls wait. A worker that dies is replaced and the tests it had not finished are
 retried once; a second death turns them into ``SF`` (sandbox fault) results.
+A worker that misses a deadline (LOADED within ``load_grace``, each RESULT
+within the test's wall limit plus ``result_grace`` after the previous frame) is
+killed and handled as a dead one, and so is any unexpected error while serving
+a chunk: no program, however it corrupts its own report, can end a worker slot,
+and every test of every job resolves.
 
 The event loop is never blocked: all worker I/O is asyncio pipes. Works inside
 any asyncio loop, including anyio's asyncio backend.
@@ -37,7 +42,8 @@ import tempfile
 import warnings
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from functools import partial
+from typing import Annotated, Any
 
 import msgspec
 
@@ -76,14 +82,25 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     uid_base: int = 1_900_000_000
     #: Threads a program may run (RLIMIT_NPROC, per worker uid; only when root).
     nproc: int = 64
-    nofile: int = 64
+    #: Open files of a program. Also bounds the kernel buffers (pipes, socketpairs)
+    #: a program can fill outside its memory limit: ~6 MB at 32.
+    nofile: int = 32
     stack_mb: int = 64
     #: Non-stdlib packages a program may import (pre-imported, read-only).
     allowed_packages: tuple[str, ...] = ("numpy",)
     #: Tests per chunk (upper bound; a job is cut so every worker gets work).
     chunk: int = 32
+    #: Larger programs are refused (RE ``SourceTooLarge``) before reaching a worker:
+    #: compiling megabytes of literals takes gigabytes and seconds.
+    max_source_bytes: int = 1 << 20
     #: Jobs admitted at once; further ``run`` calls wait (back-pressure).
     max_jobs: int | None = None
+    #: Seconds a worker may take to start (READY) or to load a program (LOADED:
+    #: compile and pre-imports); a worker that takes longer is killed and replaced.
+    load_grace: float = 30.0
+    #: Seconds on top of a test's wall limit within which its RESULT must follow
+    #: the previous frame; a worker that misses it (frozen, wedged) is killed.
+    result_grace: float = 5.0
 
 
 class SandboxStatistics(msgspec.Struct, frozen=True):
@@ -95,6 +112,13 @@ class SandboxStatistics(msgspec.Struct, frozen=True):
     tests_run: int
     worker_restarts: int
     sandbox_faults: int
+    #: Workers killed for missing a deadline (a frame that did not come in time).
+    worker_timeouts: int = 0
+    #: Unexpected errors while serving (a bug of the pool's, never a program's):
+    #: each was handled like a dead worker, or its slot was restarted.
+    internal_errors: int = 0
+    #: The last of those errors, for a log line.
+    last_error: str | None = None
 
 
 def _landlock_read_paths(allowed_packages: Sequence[str]) -> list[str]:
@@ -128,6 +152,17 @@ def _landlock_read_paths(allowed_packages: Sequence[str]) -> list[str]:
         if os.path.isdir(libs):
             paths.add(libs)
     return sorted(p for p in paths if os.path.exists(p))
+
+
+def _package_origins(allowed_packages: Sequence[str]) -> dict[str, str]:
+    """Where each allowed package's ``__init__`` (or module file) is, for the worker's
+    finder: a confined process may read the package but not list site-packages."""
+    out: dict[str, str] = {}
+    for name in allowed_packages:
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is not None and spec.origin and os.path.isfile(spec.origin):
+            out[name] = spec.origin
+    return out
 
 
 def _extra_sys_paths(allowed_packages: Sequence[str]) -> list[str]:
@@ -172,6 +207,10 @@ def _worker_env(scratch: str) -> dict[str, str]:
 
 class _WorkerDied(Exception):
     """The worker process (or its zygote) ended while serving a chunk."""
+
+
+class _WorkerTimeout(_WorkerDied):
+    """The worker sent no frame before its deadline (frozen or wedged): it is killed."""
 
 
 class _Job:
@@ -271,11 +310,35 @@ class _Worker:
         self.loaded = job.hash
         self.compile_error = payload[1:].decode("utf-8", "replace") if payload[:1] == b"\x01" else None
 
+    async def stop(self) -> None:
+        """Stop the worker and wait until nothing it started is left.
+
+        SIGTERM makes the worker kill its zygote and reap every descendant (it is
+        their subreaper) before it exits, so when this returns no process of the
+        worker remains; a worker that does not exit in time is killed.
+        """
+        with contextlib.suppress(Exception):
+            self.write(_OP_QUIT)
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.proc.wait(), timeout=5)
+        except (asyncio.TimeoutError, Exception):
+            await self.kill()
+
     async def kill(self) -> None:
+        """Kill the worker, its zygote and their test child; never hangs."""
+        if self.proc.returncode is None:  # not reaped yet: its pid is still its group's id
+            # the worker leads its own session: the group holds zygote and child too,
+            # so a frozen (SIGSTOPped) zygote cannot keep the pipes open
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         with contextlib.suppress(Exception):
-            await self.proc.wait()
+            await asyncio.wait_for(self.proc.wait(), timeout=5)
 
 
 def _describe_status(status: int) -> str:
@@ -313,7 +376,8 @@ class SandboxPool:
             raise SandboxError("workers must be at least 1")
         self._n = n
         self._workers: list[_Worker | None] = [None] * n
-        self._tasks: list[asyncio.Task[None]] = []
+        self._busy: list[_Chunk | None] = [None] * n  # the chunk each slot is serving
+        self._tasks: list[asyncio.Task[None] | None] = []
         self._queue: deque[_Chunk] = deque()
         self._wakeup: asyncio.Condition | None = None
         self._admit: asyncio.Semaphore | None = None
@@ -326,6 +390,9 @@ class SandboxPool:
         self._waiting = 0
         self._restarts = 0
         self._faults = 0
+        self._timeouts = 0
+        self._internal_errors = 0
+        self._last_error: str | None = None
         self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
         self._static: tuple[list[str], list[str], str] | None = None
 
@@ -371,7 +438,9 @@ class SandboxPool:
             # once: the default warning filter prints it to stderr (a host that filters
             # warnings has chosen to); it used to be printed a second time here
             warnings.warn(message, RuntimeWarning, stacklevel=2)
-        self._tasks = [asyncio.create_task(self._serve(i)) for i in range(self._n)]
+        self._tasks = [None] * self._n
+        for i in range(self._n):
+            self._start_slot(i)
 
     async def _spawn(self, index: int) -> _Worker:
         assert self._base is not None and self._static is not None
@@ -392,7 +461,7 @@ class SandboxPool:
             "confine": self.config.confine,
             "read_paths": read_paths,
             "extra_paths": extra_paths,
-            "allowed_packages": list(self.config.allowed_packages),
+            "allowed_packages": _package_origins(self.config.allowed_packages),
             "nproc": self.config.nproc,
             "nofile": self.config.nofile,
             "stack_mb": self.config.stack_mb,
@@ -412,15 +481,20 @@ class SandboxPool:
         asyncio.create_task(self._drain_stderr(index, proc.stderr))
         worker = _Worker(index, proc, {})
         try:
-            op, payload = await asyncio.wait_for(worker.frame(), timeout=30)
-        except (_WorkerDied, asyncio.TimeoutError) as exc:
+            op, payload = await asyncio.wait_for(worker.frame(), timeout=self.config.load_grace)
+            if op != _OP_READY:
+                raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
+            worker.report = json.loads(payload)
+        except (_WorkerDied, asyncio.TimeoutError, ValueError, SandboxError) as exc:
             await worker.kill()
+            if isinstance(exc, SandboxError):
+                raise
             tail = b"".join(self._stderr_tails[index]).decode("utf-8", "replace")[-2000:]
-            raise SandboxError(f"sandbox worker failed to start: {exc}\n{tail}") from exc
-        if op != _OP_READY:
+            reason = exc if str(exc) else type(exc).__name__
+            raise SandboxError(f"sandbox worker failed to start: {reason}\n{tail}") from exc
+        except BaseException:
             await worker.kill()
-            raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
-        worker.report = json.loads(payload)
+            raise
         return worker
 
     async def _drain_stderr(self, index: int, stream: asyncio.StreamReader) -> None:
@@ -434,22 +508,13 @@ class SandboxPool:
         if self._closed:
             return
         self._closed = True
-        for task in self._tasks:
+        tasks = [t for t in self._tasks if t is not None]
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for w in self._workers:
-            if w is None:
-                continue
-            with contextlib.suppress(Exception):
-                w.write(_OP_QUIT)
-                assert w.proc.stdin is not None
-                w.proc.stdin.close()
-            try:
-                await asyncio.wait_for(w.proc.wait(), timeout=2)
-            except (asyncio.TimeoutError, Exception):
-                await w.kill()
+        await asyncio.gather(*(w.stop() for w in self._workers if w is not None))
         while self._queue:
             chunk = self._queue.popleft()
             for i in chunk.indices:
@@ -475,6 +540,9 @@ class SandboxPool:
             tests_run=self._tests_run,
             worker_restarts=self._restarts,
             sandbox_faults=self._faults,
+            worker_timeouts=self._timeouts,
+            internal_errors=self._internal_errors,
+            last_error=self._last_error,
         )
 
     async def run(
@@ -504,6 +572,13 @@ class SandboxPool:
         finally:
             self._waiting -= 1
         try:
+            if self._closed:  # closed while this job waited for admission
+                raise SandboxError("the sandbox pool is closed")
+            size_of_source = len(program.source.encode("utf-8", "surrogatepass"))
+            if size_of_source > self.config.max_source_bytes:
+                text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
+                        f"sandbox's limit of {self.config.max_source_bytes}")
+                return [_compile_failure(t, text) for t in tests]
             job = _Job(program, tests, limits, checker, trace)
             size = max(1, min(self.config.chunk, -(-len(job.tests) // self._n)))
             for start in range(0, len(job.tests), size):
@@ -533,67 +608,168 @@ class SandboxPool:
                         return chunk
             return self._queue.popleft()
 
-    async def _serve(self, index: int) -> None:
+    def _start_slot(self, index: int, stale: _Worker | None = None) -> None:
+        task = asyncio.create_task(self._serve(index, stale),
+                                   name=f"pairbench-sandbox-slot-{index}")
+        task.add_done_callback(partial(self._slot_ended, index))
+        self._tasks[index] = task
+
+    def _slot_ended(self, index: int, task: asyncio.Task[None]) -> None:
+        """Last resort: a slot task never ends while the pool is open; restart it."""
+        if task.cancelled():
+            return  # aclose, or the loop shutting down (_serve resolved its chunk)
+        exc = task.exception()  # retrieved, so asyncio does not log it again
+        if self._tasks[index] is not task:
+            return
+        try:
+            chunk, self._busy[index] = self._busy[index], None
+            if chunk is not None:
+                self._abandon(chunk, f"sandbox internal error: {type(exc).__name__}")
+            if self._closed or not (exc is None or isinstance(exc, Exception)):
+                return  # closing, or KeyboardInterrupt/SystemExit on their way out
+            self._note_error(f"worker slot {index} ended: {exc!r}")
+        finally:
+            if not self._closed and (exc is None or isinstance(exc, Exception)):
+                # the worker's state is unknown (frames of a chunk may be in flight): a
+                # new task kills it first and spawns a fresh one for its next chunk
+                stale, self._workers[index] = self._workers[index], None
+                self._start_slot(index, stale)
+
+    def _note_error(self, message: str) -> None:
+        self._internal_errors += 1
+        self._last_error = message[:1000]
+
+    async def _serve(self, index: int, stale: _Worker | None = None) -> None:
+        """One worker slot: take chunks, run them; only cancellation ends it."""
+        if stale is not None:
+            await stale.kill()
         while True:
-            chunk = await self._next_chunk(self._workers[index])
-            while chunk is not None:
-                worker = self._workers[index]
-                try:
-                    if worker is None:
-                        raise _WorkerDied("no worker")
-                    await self._run_chunk(worker, chunk)
-                    chunk = None
-                except _WorkerDied as exc:
-                    left = [i for i in chunk.indices if chunk.job.results[i] is None]
+            chunk: _Chunk | None = None
+            try:
+                chunk = self._busy[index] = await self._next_chunk(self._workers[index])
+                await self._serve_chunk(index, chunk)
+            except asyncio.CancelledError:
+                if chunk is not None:
+                    self._abandon(chunk, "sandbox pool closed")
+                raise
+            except Exception as exc:  # a bug of ours: neither the tests nor the slot are lost
+                self._note_error(f"worker slot {index}: {type(exc).__name__}: {exc}")
+                if chunk is not None:
+                    self._abandon(chunk, f"sandbox internal error: {type(exc).__name__}")
+                    # the worker may be mid-chunk: its next frames would be taken for
+                    # another chunk's results
+                    worker, self._workers[index] = self._workers[index], None
                     if worker is not None:
                         await worker.kill()
-                    self._workers[index] = None
-                    self._restarts += 1
-                    try:
-                        self._workers[index] = await self._spawn(index)
-                    except SandboxError as spawn_exc:
-                        reason = f"worker could not be restarted: {spawn_exc}"
-                        for i in left:
-                            chunk.job.finish(i, self._fault(chunk.job.tests[i], reason))
-                        await asyncio.sleep(1)
-                        chunk = None
-                        continue
-                    if chunk.attempt >= 1:
-                        for i in left:
-                            chunk.job.finish(i, self._fault(chunk.job.tests[i], f"worker died twice: {exc}"))
-                        chunk = None
-                    else:
-                        chunk = _Chunk(chunk.job, left, attempt=1) if left else None
+                await asyncio.sleep(0.1)  # no busy loop if the error repeats
+            self._busy[index] = None
+
+    def _abandon(self, chunk: _Chunk, reason: str) -> None:
+        job = chunk.job
+        for i in chunk.indices:
+            if job.results[i] is None:
+                job.finish(i, self._fault(job.tests[i], reason))
+
+    async def _serve_chunk(self, index: int, chunk: _Chunk) -> None:
+        """Run ``chunk`` on the slot's worker; a worker that dies, misses a deadline
+        or fails in any other way is replaced and the unfinished tests retried once."""
+        job = chunk.job
+        while True:
+            worker = self._workers[index]
+            if worker is None:  # an earlier restart failed, or the slot was restarted
+                worker = await self._respawn(index, chunk, "no worker")
+                if worker is None:
+                    return
+            try:
+                await self._run_chunk(worker, chunk)
+                return
+            except Exception as exc:
+                if isinstance(exc, _WorkerTimeout):
+                    self._timeouts += 1
+                elif not isinstance(exc, _WorkerDied):
+                    self._note_error(f"serving a chunk: {type(exc).__name__}: {exc}")
+                reason = str(exc) or type(exc).__name__
+            left = [i for i in chunk.indices if job.results[i] is None]
+            await worker.kill()
+            self._workers[index] = None
+            if await self._respawn(index, chunk, reason) is None:
+                return
+            if chunk.attempt >= 1:
+                for i in left:
+                    job.finish(i, self._fault(job.tests[i], f"worker died twice: {reason}"))
+                return
+            if not left:
+                return
+            chunk = _Chunk(job, left, attempt=1)
+
+    async def _respawn(self, index: int, chunk: _Chunk, reason: str) -> _Worker | None:
+        """A new worker for the slot, or None after failing the chunk's open tests."""
+        self._restarts += 1
+        try:
+            worker = await self._spawn(index)
+        except Exception as spawn_exc:  # SandboxError, or OSError (no fds, no memory)
+            why = f"worker could not be restarted ({reason}): {spawn_exc}"
+            self._abandon(chunk, why)
+            await asyncio.sleep(1)
+            return None
+        self._workers[index] = worker
+        return worker
 
     async def _run_chunk(self, worker: _Worker, chunk: _Chunk) -> None:
         job = chunk.job
-        await worker.load(job)
-        if worker.compile_error is not None:
-            for i in chunk.indices:
-                job.finish(i, TestResult(id=job.tests[i].id, verdict=Verdict.RE,
-                                         error="SyntaxError", stderr=worker.compile_error))
-            return
-        pending = deque()
-        for i in chunk.indices:
-            if job.results[i] is not None:
-                continue
-            worker.write(_OP_TEST, _test_input(job, job.tests[i]))
-            pending.append(i)
-        await worker.drain()
-        while pending:
-            op, payload = await worker.frame()
-            if op != _OP_RESULT:
-                raise _WorkerDied(f"unexpected frame {op} while running tests")
-            i = pending.popleft()
-            result = _decode_result(job, job.tests[i], payload)
-            if result.verdict is Verdict.SF:
-                self._faults += 1
-            self._tests_run += 1
-            job.finish(i, result)
+        loop = asyncio.get_running_loop()
+        # one timer for the whole chunk, moved on at every frame (a wait_for per
+        # frame would cost a task per test)
+        try:
+            async with asyncio.timeout(self.config.load_grace) as deadline:
+                await worker.load(job)
+                if worker.compile_error is not None:
+                    for i in chunk.indices:
+                        job.finish(i, _compile_failure(job.tests[i], worker.compile_error))
+                    return
+                pending: deque[int] = deque()
+                for i in chunk.indices:
+                    if job.results[i] is not None:
+                        continue
+                    try:
+                        data = _test_input(job, job.tests[i])
+                    except Exception as exc:  # the test's own arguments cannot be encoded
+                        job.finish(i, self._fault(job.tests[i], f"test input: {exc}"))
+                        continue
+                    worker.write(_OP_TEST, data)
+                    pending.append(i)
+                # No drain: the transport sends the inputs while results come back. Waiting
+                # for them all to be written first could deadlock (large inputs and outputs)
+                # and would count every earlier test's run time against the first deadline.
+                step = job.limits.wall_seconds + self.config.result_grace
+                deadline.reschedule(loop.time() + step)
+                while pending:
+                    op, payload = await worker.frame()
+                    if op != _OP_RESULT:
+                        raise _WorkerDied(f"unexpected frame {op} while running tests")
+                    deadline.reschedule(loop.time() + step)
+                    i = pending.popleft()
+                    result = _decode_result(job, job.tests[i], payload)
+                    if result.verdict is Verdict.SF:
+                        self._faults += 1
+                    self._tests_run += 1
+                    job.finish(i, result)
+        except TimeoutError as exc:
+            raise _WorkerTimeout("the worker sent no frame before its deadline") from exc
 
     def _fault(self, test: Test, reason: str) -> TestResult:
         self._faults += 1
         return TestResult(id=test.id, verdict=Verdict.SF, error=reason)
+
+
+def _compile_failure(test: Test, text: str) -> TestResult:
+    """A program that did not compile: RE with the compiler's exception class
+    (SyntaxError, ValueError for NUL bytes, RecursionError...), or MLE when
+    compiling it went over the job's memory budget."""
+    name = text.split(":", 1)[0]
+    error = name if name.isidentifier() else "SyntaxError"
+    verdict = Verdict.MLE if error == "MemoryError" else Verdict.RE
+    return TestResult(id=test.id, verdict=verdict, error=error, stderr=text)
 
 
 _ARGS = msgspec.json.Encoder()
@@ -605,7 +781,66 @@ def _test_input(job: _Job, test: Test) -> bytes:
     return (test.input or "").encode()
 
 
+#: The child's normaliser replaces whatever lies deeper than 200 levels with a
+#: tagged object; its tags ($set, $complex, $error, $int) add at most 3 levels.
+#: A value nested deeper was not written by it, and is refused before anything
+#: downstream (comparison, repr, hints, records) recurses on it.
+_NORMALISED_DEPTH = 200
+_MAX_DEPTH = _NORMALISED_DEPTH + 4
+_CORRUPT = "corrupt result report"
+
+
+class _Report(msgspec.Struct):
+    """The child's report on fd 3. Untrusted: the program may write there too, so
+    anything off-shape makes the whole report corrupt (the program's own verdict)."""
+
+    exc: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    #: decoded on its own: a value that cannot be decoded spoils only the value
+    value: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    lines: list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)]] | None = None
+    #: the program died of a MemoryError (or subclass) or an ENOMEM OSError
+    mem: bool = False
+
+
+_REPORT = msgspec.json.Decoder(_Report)
+_NO_REPORT = _Report()
+
+
+_CONTAINERS = frozenset((list, dict))
+
+
+def _too_deep(value: list[Any] | dict[str, Any], limit: int = _MAX_DEPTH) -> bool:
+    """Whether lists and dicts nest more than ``limit`` levels. Iterative, level by
+    level; a list or dict holding no container costs one C-level pass over its
+    items, so only containers of containers are looped over in Python."""
+    level: list[Any] = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            items = node.values() if type(node) is dict else node
+            if not _CONTAINERS.isdisjoint(map(type, items)):
+                below.extend([x for x in items if type(x) is list or type(x) is dict])
+        level = below
+        depth += 1
+    return False
+
+
 def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
+    """The TestResult of one RESULT frame. Never raises, whatever the bytes: a frame
+    or report that cannot be read is the program's doing (RE, "corrupt result
+    report"); a value that cannot be compared is a wrong one (WA)."""
+    try:
+        return _decode(job, test, payload)
+    except Exception:  # defence in depth: _decode handles every case it knows
+        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
+
+
+def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
+    if len(payload) < _RESULT.size:
+        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
     (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, n_out, n_err, n_chan,
      n_fault) = _RESULT.unpack_from(payload)
     pos = _RESULT.size
@@ -629,18 +864,15 @@ def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
         return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
     stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
     common["stdout"] = stdout
-    report: dict[str, Any] = {}
+    report = _NO_REPORT
+    corrupt = False
     if chan:
         try:
-            decoded = _CHANNEL.decode(chan)
-            if isinstance(decoded, dict):
-                report = decoded
-        except msgspec.DecodeError:
-            report = {"corrupt": True}
-    exc = report.get("exc") if isinstance(report.get("exc"), str) else None
-    lines = report.get("lines") if job.trace else None
-    if lines is not None and not (isinstance(lines, list) and all(type(x) is int for x in lines)):
-        lines = None
+            report = _REPORT.decode(chan)
+        except Exception:  # not JSON, nested too deep, not an object, a field off-shape
+            corrupt = True
+    exc = report.exc
+    lines = report.lines if job.trace else None
     signaled = os.WIFSIGNALED(status)
     sig = os.WTERMSIG(status) if signaled else 0
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
@@ -655,26 +887,49 @@ def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
         return result(Verdict.TLE, timeout="cpu")
     if len(raw_out) > limits.output_limit:
         return result(Verdict.OLE)
-    if exc == "MemoryError" or common["memory_kb"] > limits.memory_limit_mb * 1024:
+    if report.mem or exc == "MemoryError" or common["memory_kb"] > limits.memory_limit_mb * 1024:
         return result(Verdict.MLE, error=exc)
     if signaled:
         return result(Verdict.RE, error=_SIGNALS.get(sig, f"signal {sig}"))
+    if corrupt:
+        return result(Verdict.RE, error=_CORRUPT)
     if exc is not None or code != 0:
         return result(Verdict.RE, error=exc or f"exit code {code}")
     if job.program.kind == "call":
-        if "value" not in report:
+        if report.value is msgspec.UNSET:
             return result(Verdict.RE, error="no return value")
-        value = report["value"]
+        try:
+            value = _CHANNEL.decode(report.value)
+        except RecursionError:
+            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
+        except Exception as err:  # a number out of range (an integer past 4,300 digits, 1e999)
+            return result(Verdict.WA, mismatch="value",
+                          error=f"returned a value that cannot be read: {str(err)[:200]}")
+        # fewer brackets in the whole report than the limit: no need to walk the value
+        if ((type(value) is list or type(value) is dict)
+                and chan.count(b"[") + chan.count(b"{") > _MAX_DEPTH and _too_deep(value)):
+            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
         expected = test.expected if test.expected is not msgspec.UNSET else None
-        if isinstance(value, dict) and "$type" in value and not isinstance(expected, dict):
+        if type(value) is dict and "$type" in value and not isinstance(expected, dict):
+            kind = value["$type"]
+            kind = kind if type(kind) is str and len(kind) <= 100 else "object"
             return result(Verdict.WA, value=value, mismatch="value",
-                          error=f"returned a {value['$type']}, which has no JSON value")
-        if values_equal(expected, value, job.checker):
+                          error=f"returned a {kind}, which has no JSON value")
+        try:
+            equal = bool(values_equal(expected, value, job.checker))
+        except Exception as err:  # the comparator's failure is not the sandbox's
+            return result(Verdict.WA, value=value, mismatch="value",
+                          error=f"the value could not be compared ({type(err).__name__})")
+        if equal:
             return result(Verdict.AC, value=value)
         return result(Verdict.WA, value=value, mismatch="value")
     if test.output is None:  # nothing to compare with (e.g. computing a reference's outputs)
         return result(Verdict.AC)
-    mismatch = compare_output(test.output, stdout, job.checker)
+    try:
+        mismatch = compare_output(test.output, stdout, job.checker)
+    except Exception as err:
+        return result(Verdict.WA, mismatch="value",
+                      error=f"the output could not be compared ({type(err).__name__})")
     if mismatch is None:
         return result(Verdict.AC)
     return result(Verdict.WA, mismatch=mismatch)
