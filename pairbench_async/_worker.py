@@ -6,20 +6,24 @@ the native ``_confine`` module, loaded by path), never imports ``threading``
 and keeps its memory small: forking costs ~50 us per MB of the forking
 process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
 
-* **W** (this process, long-lived) sets up namespaces, the scratch tmpfs, the
-  Landlock ruleset and its seccomp filter once, then reads 5-byte frame headers
-  from the pool. It never reads a payload: on LOAD it forks a zygote **Z**,
-  which reads the program itself, so W never holds any program or test.
-* **Z** compiles the program once, imports the stdlib modules it names (after
-  confinement imports may be impossible: the interpreter can live under a 0700
-  home), and forks one confined child **C** per TEST frame. A test's input is
-  read into a reused buffer, copied into the child's stdin memfd and zeroed, so
-  no child holds another test's input. Expected outputs never reach the worker
-  at all: the pool compares.
-* **C** calls ``_confine.confine`` and runs the program; its exit status and
-  rusage come from ``wait4`` in Z, and its own report (exception class, return
-  value, traced lines) travels on fd 3, which the program could write too: it
-  can only misreport its own result, never another test's.
+* **W** (this process, long-lived) sets up namespaces (network, IPC, mount),
+  a read-only view of the host with the writable and socket-bearing trees
+  hidden, the scratch tmpfs, the Landlock ruleset and its seccomp filter once,
+  then reads 5-byte frame headers from the pool. It never reads a payload: on
+  LOAD it forks a zygote **Z**, which reads the program itself, so W never holds
+  any program or test. W is the subreaper of everything below it, and on SIGTERM
+  kills its zygote and reaps every descendant before it exits.
+* **Z** confines itself first (sandbox uid, no capabilities, Landlock,
+  PDEATHSIG), then compiles the program once, pre-imports the allowlisted
+  modules it names (``PREIMPORT`` and the allowed packages' top level) and forks
+  one confined child **C** per TEST frame. Z wipes every buffer that held a
+  test's input, output or report before the next fork, and empties the scratch
+  directory after every test. Expected outputs never reach the worker at all:
+  the pool compares.
+* **C** calls ``_confine.confine`` (through ``serve``) and runs the program; its
+  exit status and rusage come from ``wait4`` in Z, and its own report (exception
+  class, return value, traced lines) travels on fd 3, which the program could
+  write too: it can only misreport its own result, never another test's.
 
 Frames (little endian): pool -> worker ``<BI`` (op, payload length) + payload;
 worker -> pool ``<BI`` + payload. Payloads from the pool are trusted and use
@@ -32,6 +36,7 @@ import fcntl
 import json
 import marshal
 import os
+import resource
 import signal
 import struct
 import sys
@@ -60,17 +65,34 @@ HEADER = struct.Struct("<BI")
 
 
 STDERR_TAIL = 4096
+BIG_INT_BITS = 13_000  # < 4,000 decimal digits
+ENOMEM = 12
 CHANNEL_CAP = 16 * 1024 * 1024
 
-# Stdlib modules that must never be imported on a program's behalf: they open
-# browsers or GUIs, print on import, or run installers.
-NEVER_IMPORT = frozenset(
+# The only modules a zygote imports on a program's behalf (when its bytecode
+# names them): standard-library modules whose import has no effect outside the
+# interpreter, plus the top level of the packages the pool allows. Anything else
+# the program imports, it imports itself, in its confined child. Not here on
+# purpose: threading and what imports it (queue, logging, asyncio, subprocess,
+# concurrent): its after-fork hook costs every later test ~2 ms.
+PREIMPORT = frozenset(
     {
-        "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "pydoc",
-        "webbrowser", "ensurepip", "venv", "__hello__", "__phello__", "test", "lib2to3",
-        "pydoc_data", "msilib", "winreg", "winsound", "_winapi", "nt",
+        "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath",
+        "collections", "collections.abc", "colorsys", "contextlib", "copy", "copyreg", "csv",
+        "dataclasses", "datetime", "decimal", "difflib", "enum", "fnmatch", "fractions",
+        "functools", "graphlib", "hashlib", "heapq", "hmac", "io", "itertools", "json",
+        "keyword", "math", "numbers", "operator", "os", "os.path", "pathlib", "pprint",
+        "random", "re", "reprlib", "secrets", "shlex", "statistics", "string", "struct", "sys",
+        "textwrap", "time", "types", "typing", "unicodedata", "weakref", "zlib",
     }
 )
+
+# Host trees a program has no business seeing: writable by everyone, or holding
+# other users' files and sockets (ssh-agent, D-Bus, X). Each is covered by an
+# empty read-only tmpfs in the worker's mount namespace; only what the program
+# needs (the interpreter's prefix, allowed packages, the scratch directory) is
+# bound back.
+HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var/run", "/home", "/root")
 
 
 def read_exact(fd, view):
@@ -113,12 +135,37 @@ class Config:
         self.full = raw["confine"]
         self.read_paths = raw["read_paths"]
         self.extra_paths = raw["extra_paths"]
-        self.allowed_packages = frozenset(raw["allowed_packages"])
+        self.allowed_packages = dict(raw["allowed_packages"])  # name -> origin file
         self.nproc = raw["nproc"]
         self.nofile = raw["nofile"]
         self.stack_mb = raw["stack_mb"]
         self.pool_pid = raw["pool_pid"]
         self.expose_paths = raw["expose_paths"]
+
+
+class AllowedPackages:
+    """A meta-path finder for the allowed packages, by their known files.
+
+    Landlock lets a confined process read an allowed package's own directory but
+    not list site-packages, where the default path finder would look for it.
+    """
+
+    def __init__(self, origins):
+        self.origins = origins
+
+    def find_spec(self, name, path=None, target=None):
+        origin = self.origins.get(name)
+        if origin is None:
+            return None
+        import importlib.util
+
+        package = os.path.basename(origin).startswith("__init__.")
+        locations = [os.path.dirname(origin)] if package else None
+        return importlib.util.spec_from_file_location(
+            name, origin, submodule_search_locations=locations)
+
+    def invalidate_caches(self):
+        pass
 
 
 def load_confine(path):
@@ -133,35 +180,41 @@ def load_confine(path):
 
 
 def setup(cfg, confine):
-    """Enter namespaces, mount the scratch tmpfs, build Landlock, attach seccomp.
+    """Enter namespaces, hide the host, mount the scratch tmpfs, build Landlock, attach seccomp.
 
     Returns a report of what is on; a missing layer is reported, not fatal: the
     pool decides whether to refuse.
     """
     report = {"pid": os.getpid(), "root": os.getuid() == 0}
     report.update(confine.probe())
-    report.update(netns=False, tmpfs=False, landlock=False, seccomp=False, setuid=False)
+    report.update(netns=False, ipcns=False, readonly=False, hidden=[], tmpfs=False,
+                  landlock=False, seccomp=False, setuid=False)
     report["errors"] = errors = []
     ruleset = -1
     if not cfg.full:
         return report, ruleset
     try:
         confine.enter_namespaces(os.getuid() != 0)
-        report["netns"] = True
+        report["netns"] = report["ipcns"] = True
+        try:  # first, so that every mount made below starts read-only too
+            confine.make_readonly("/", True)
+            report["readonly"] = True
+        except OSError as exc:
+            errors.append(f"read-only host view: {exc}")
+        try:
+            report["hidden"] = hide_host(confine, cfg)
+        except OSError as exc:
+            errors.append(f"hiding host directories: {exc}")
         try:
             confine.mount_tmpfs(cfg.scratch, cfg.scratch_mb, cfg.uid, cfg.gid, 0o700)
             report["tmpfs"] = True
         except OSError as exc:
             errors.append(f"scratch tmpfs: {exc}")
-        if cfg.uid >= 0:
-            try:
-                report["exposed"] = expose(confine, cfg.expose_paths)
-            except OSError as exc:
-                errors.append(f"exposing the interpreter: {exc}")
     except OSError as exc:
         errors.append(f"namespaces: {exc}")
     if cfg.uid >= 0:
-        os.chown(cfg.scratch, cfg.uid, cfg.gid)  # already so on the tmpfs; needed without it
+        if not report["tmpfs"]:
+            os.chown(cfg.scratch, cfg.uid, cfg.gid)  # the tmpfs is already owned so
         report["setuid"] = True
     try:
         ruleset, abi = confine.landlock_ruleset(
@@ -181,37 +234,51 @@ def setup(cfg, confine):
     return report, ruleset
 
 
-def expose(confine, paths):
-    """Make the interpreter's files reachable by an unprivileged child.
-
-    When Python lives under a directory others cannot traverse (root's 0700
-    home on CI), an import the zygote did not do beforehand fails in the child.
-    In this worker's mount namespace only, cover the topmost such directory
-    with an empty tmpfs (mode 0755) and bind the needed trees back, read-only,
-    at their own paths. Landlock still decides what the child may read.
-    """
-    groups = {}
+def _outermost(paths):
+    """``paths`` without those that lie beneath another one of them."""
+    out = []
     for path in sorted(set(paths)):
-        if not os.path.isdir(path):
-            continue
-        parts = path.rstrip("/").split("/")
-        top = None
-        for i in range(2, len(parts)):
-            ancestor = "/".join(parts[:i])
-            if not os.stat(ancestor).st_mode & 0o001:
-                top = ancestor
-                break
-        if top is not None and not any(path.startswith(p + "/") for p in groups.get(top, [])):
-            groups.setdefault(top, []).append(path)
+        if not any(path == p or path.startswith(p + "/") for p in out):
+            out.append(path)
+    return out
+
+
+def hide_host(confine, cfg):
+    """Cover the HIDDEN trees with empty read-only tmpfs mounts; bind back what is needed.
+
+    Needed: the interpreter's prefixes and the allowed packages' directories
+    (lazy imports in the child), and the path down to the scratch directory.
+    As root, also cover the topmost directory on the way to the interpreter
+    that the sandbox uid cannot traverse (root's 0700 home on CI), so that the
+    prefix bound back is reachable. Landlock still decides what may be read.
+    """
+    keep = _outermost(os.path.realpath(p) for p in cfg.expose_paths if os.path.isdir(p))
+    covers = {os.path.realpath(d) for d in HIDDEN if os.path.isdir(d)}
+    if cfg.uid >= 0:
+        for path in keep:
+            parts = path.rstrip("/").split("/")
+            for i in range(2, len(parts)):
+                ancestor = "/".join(parts[:i])
+                if not os.stat(ancestor).st_mode & 0o001:
+                    covers.add(ancestor)
+                    break
+    scratch = os.path.realpath(cfg.scratch)
     done = []
-    for top, inner in groups.items():
-        holders = [os.open(p, os.O_PATH | os.O_CLOEXEC) for p in inner]
-        confine.mount_tmpfs(top, 1, -1, -1, 0o755)
-        for path, fd in zip(inner, holders):
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            confine.bind_mount(f"/proc/self/fd/{fd}", path)
-            os.close(fd)
-            done.append(path)
+    for top in _outermost(covers):
+        inner = [p for p in keep if p == top or p.startswith(top + "/")]
+        holders = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in inner]
+        try:
+            confine.mount_tmpfs(top, 1, -1, -1, 0o755)
+            for path, fd in holders:
+                os.makedirs(path, mode=0o755, exist_ok=True)
+                confine.bind_mount(f"/proc/self/fd/{fd}", path)
+            if scratch.startswith(top + "/"):
+                os.makedirs(scratch, mode=0o700, exist_ok=True)
+            confine.make_readonly(top, True)
+        finally:
+            for _, fd in holders:
+                os.close(fd)
+        done.append(top)
     return done
 
 
@@ -252,29 +319,41 @@ def module_names(code):
 
 
 def preimport(names, allowed_packages):
-    stdlib = sys.stdlib_module_names
-    for name in sorted(names):
-        top = name.split(".")[0]
-        if not top or top in NEVER_IMPORT:
-            continue
-        if top not in stdlib and top not in allowed_packages:
-            continue
+    """Import what the program names, from PREIMPORT or an allowed package's top level.
+
+    Runs in the zygote after it is confined (unprivileged uid, Landlock, seccomp),
+    so even an allowed package's import-time code reaches nothing outside. Text
+    an import printed is flushed to /dev/null, never into a test's output.
+    """
+    wanted = {n for n in names if n in PREIMPORT}
+    wanted.update(n for n in names if n in allowed_packages)
+    for name in sorted(wanted):
         if name in sys.modules:
             continue
         try:
             __import__(name)
         except BaseException:  # the child will raise the same error itself
             pass
+    for name in ("stdin", "stdout", "stderr"):  # an import may have replaced them
+        setattr(sys, name, getattr(sys, f"__{name}__"))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
 
 
-def rss_kb():
-    with open("/proc/self/statm", "rb") as f:
-        return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
-
-
-def vm_size():
-    with open("/proc/self/statm", "rb") as f:
-        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+def statm(fd=None):
+    """(VmSize bytes, RSS kB) of this process; ``fd`` is /proc/self/statm opened
+    before Landlock (a confined zygote can no longer open it)."""
+    if fd is None:
+        with open("/proc/self/statm", "rb") as f:
+            raw = f.read()
+    else:
+        raw = os.pread(fd, 256, 0)
+    size, rss = raw.split()[:2]
+    page = os.sysconf("SC_PAGE_SIZE")
+    return int(size) * page, int(rss) * (page // 1024)
 
 
 # ----------------------------------------------------------------------------- child
@@ -293,7 +372,11 @@ def normalise(value, depth=0):
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
-        return int(value)
+        value = int(value)
+        # The evaluator's decoder (and its str/repr) stop at Python's 4,300-digit
+        # limit: an integer beyond ~3,900 digits travels as its digits, compared
+        # exactly there.
+        return value if value.bit_length() <= BIG_INT_BITS else {"$int": str(value)}
     if isinstance(value, float):
         if value != value:
             return {"$float": "nan"}
@@ -406,6 +489,9 @@ def execute(prog):
             report["exc"] = "SystemExit"
     except BaseException as exc:
         report["exc"] = type(exc).__name__
+        # numpy's _ArrayMemoryError is a MemoryError; a refused mmap is an ENOMEM OSError
+        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == ENOMEM):
+            report["mem"] = True
         status = 1
         try:
             sys.stderr.write(format_exception(exc, filename, prog.lines))
@@ -450,27 +536,52 @@ class Program:
         self.code = None
 
 
-def serve_program(cfg, confine, ruleset, fin, fout, payload_len):
+def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
+    """The zygote: confine itself, then read, compile and serve one program."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's handler is not ours
+    statm_fd = _high_fd(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+    if cfg.full:
+        # Before a byte of the program is read: from here on this process runs as
+        # the sandbox uid, with no capability, under Landlock and the worker filter.
+        confine.confine_zygote(cfg.uid, cfg.gid, ruleset, worker_pid)
+    else:
+        confine.set_pdeathsig(signal.SIGKILL)
     buf = bytearray(max(payload_len, 1 << 16))
     if not read_exact(fin, memoryview(buf)[:payload_len]):
         os._exit(0)
     prog = Program(bytes(buf[:payload_len]), os.getpid())
     buf[:payload_len] = bytes(payload_len)
+    # Until the first test, nothing this zygote runs may start a process or a
+    # thread (an allowed package's import-time code could leave a daemon behind):
+    # a soft RLIMIT_NPROC of 0 refuses every fork and clone of an unprivileged uid.
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)
+    if cfg.full:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, nproc[1]))
     try:
-        prog.code = compile(prog.source, prog.filename, "exec", dont_inherit=True)
+        # Compiling is the program's work too, so it runs under the program's
+        # memory budget (a source of literals can take gigabytes); the soft limit
+        # is lifted again before the allowed packages are imported.
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if cfg.full:
+            resource.setrlimit(resource.RLIMIT_AS, (statm(statm_fd)[0] + prog.memory, hard))
+        try:
+            prog.code = compile(prog.source, prog.filename, "exec", dont_inherit=True)
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     except BaseException as exc:  # SyntaxError, ValueError (NUL bytes), RecursionError...
         text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000]
         send(fout, OP_LOADED, b"\x01", text)
         prog.code = None
     else:
         preimport(module_names(prog.code), cfg.allowed_packages)
+        resource.setrlimit(resource.RLIMIT_NPROC, nproc)
         send(fout, OP_LOADED, b"\x00")
 
     if prog.code is None:  # compile error: the pool sends no tests, only END
         hbuf = bytearray(HEADER.size)
         while True:
             header = read_header(fin, hbuf)
-            if header is None or header[0] == OP_END:
+            if header is None or header[0] in (OP_END, OP_QUIT):
                 os._exit(0)
             if header[1]:
                 read_exact(fin, memoryview(bytearray(header[1])))
@@ -484,52 +595,58 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len):
 
     cpu_soft = max(1, int(-(-prog.time_limit // 1)))
     full = cfg.full
+    vm_bytes, base_kb = statm(statm_fd)
     limits = (
         cpu_soft if full else 0,
         cpu_soft + 1 if full else 0,
-        vm_size() + prog.memory if full else 0,
+        vm_bytes + prog.memory if full else 0,
         prog.output_limit + 1 if full else 0,
         cfg.nofile if full else 0,
         cfg.nproc if full and cfg.uid >= 0 else 0,
         cfg.stack_mb * 1024 * 1024 if full else 0,
     )
     wall_ms = max(1, int(prog.wall_limit * 1000))
-    base_kb = rss_kb()
-    while True:
-        what = confine.serve(fin, fout, fds, cfg.scratch, limits, cfg.uid, cfg.gid, ruleset,
-                             hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
-                             CHANNEL_CAP, base_kb, cfg.scratch)
-        if what == 1:  # the confined child
-            status = 70
-            try:
-                status = execute(prog)
-            finally:
-                os._exit(status)
-        if what == 0:
-            os._exit(0)
-        clean(cfg.scratch)
-
-
-def clean(path):
-    """Empty the scratch directory (files left by the last test)."""
-    for entry in os.scandir(path):
+    # uid -1: the zygote already runs as the sandbox uid, the child keeps it
+    what = confine.serve(fin, fout, fds, cfg.scratch, limits, -1, -1, ruleset,
+                         hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
+                         CHANNEL_CAP, base_kb, cfg.scratch)
+    if what == 1:  # the confined child
+        status = 70
         try:
-            if entry.is_dir(follow_symlinks=False):
-                clean(entry.path)
-                os.rmdir(entry.path)
-            else:
-                os.unlink(entry.path)
-        except FileNotFoundError:
-            pass
+            status = execute(prog)
+        finally:
+            os._exit(status)
+    os._exit(0)
 
 
 # ----------------------------------------------------------------------------- worker
+
+
+class _Stop(BaseException):
+    """SIGTERM from the pool: stop the zygote, reap everything, exit."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Stop
+
+
+def reap_all():
+    """Wait for every child, and for the orphans reparented to us (we are their
+    subreaper), until none is left."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def main():
     cfg = Config(json.loads(sys.argv[1]))
     sys.set_int_max_str_digits(0)
     sys.path.extend(cfg.extra_paths)
+    sys.meta_path.insert(0, AllowedPackages(cfg.allowed_packages))
     # Protocol pipes move to high fds; 0-3 become /dev/null so that no pipe,
     # memfd or ruleset ever lands on a number a child overwrites.
     fin = _high_fd(os.dup(0))
@@ -543,47 +660,69 @@ def main():
     os.set_inheritable(fin, False)
     os.set_inheritable(fout, False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the pool shuts us down, not ^C
+    signal.signal(signal.SIGTERM, _on_sigterm)
 
     confine = load_confine(cfg.confine_path)
     confine.set_pdeathsig(signal.SIGKILL)
     if os.getppid() != cfg.pool_pid:
         os._exit(0)
     try:
+        # a test child whose zygote dies is reparented here, not to init
+        confine.set_subreaper()
         report, ruleset = setup(cfg, confine)
+        # again after the set-up: a credential change (entering a user namespace)
+        # would have cleared it
+        confine.set_pdeathsig(signal.SIGKILL)
+        if os.getppid() != cfg.pool_pid:
+            os._exit(0)
     except BaseException as exc:
         send(fout, OP_FATAL, f"worker set-up failed: {type(exc).__name__}: {exc}".encode())
         os._exit(2)
-    report["rss_kb"] = rss_kb()
+    report["rss_kb"] = statm()[1]
     report["modules"] = len(sys.modules)
     report["threading"] = "threading" in sys.modules
     send(fout, OP_READY, json.dumps(report).encode())
+    me = os.getpid()
 
-    hbuf = bytearray(HEADER.size)
-    while True:
-        header = read_header(fin, hbuf)
-        if header is None or header[0] == OP_QUIT:
-            os._exit(0)
-        op, n = header
-        if op != OP_LOAD:
-            send(fout, OP_FATAL, f"worker: unexpected op {op}".encode())
-            os._exit(3)
-        pid = os.fork()
-        if pid == 0:
-            status = 4
-            try:
-                confine.set_pdeathsig(signal.SIGKILL)
-                serve_program(cfg, confine, ruleset, fin, fout, n)
-                status = 0
-            except BaseException as exc:
+    zygote = 0
+    try:
+        hbuf = bytearray(HEADER.size)
+        while True:
+            header = read_header(fin, hbuf)
+            if header is None or header[0] == OP_QUIT:
+                break
+            op, n = header
+            if op != OP_LOAD:
+                send(fout, OP_FATAL, f"worker: unexpected op {op}".encode())
+                os._exit(3)
+            zygote = os.fork()
+            if zygote == 0:
+                status = 4
                 try:
-                    send(fout, OP_FATAL, f"zygote: {type(exc).__name__}: {exc}".encode())
-                except BaseException:
-                    pass
-            finally:
-                os._exit(status)
-        _, status = os.waitpid(pid, 0)
-        if status != 0:
-            send(fout, OP_ZDIED, struct.pack("<i", status))
+                    serve_program(cfg, confine, ruleset, fin, fout, n, me)
+                    status = 0
+                except BaseException as exc:
+                    try:
+                        send(fout, OP_FATAL, f"zygote: {type(exc).__name__}: {exc}".encode())
+                    except BaseException:
+                        pass
+                finally:
+                    os._exit(status)
+            _, status = os.waitpid(zygote, 0)
+            zygote = 0
+            reap_all()  # the test child of a zygote that died mid-test
+            if status != 0:
+                send(fout, OP_ZDIED, struct.pack("<i", status))
+    except _Stop:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if zygote:
+        try:
+            os.kill(zygote, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    reap_all()
+    os._exit(0)
 
 
 if __name__ == "__main__":

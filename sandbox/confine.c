@@ -8,30 +8,66 @@
  * (pairbench_async/_worker.py) that imports this module:
  *
  *   pool (asyncio, the evaluator)
- *     └─ W  worker: `python -S -I _worker.py`, long-lived, one per core.
- *            At start it calls enter_namespaces() (a fresh network namespace,
- *            a private mount namespace with a small tmpfs as its scratch
- *            directory; a user namespace only when not root), builds the
- *            Landlock ruleset once (landlock_ruleset()) and attaches the
- *            worker seccomp filter (worker_filter()): no ptrace, mounts,
- *            namespaces, kexec, modules, bpf, keyrings, perf, io_uring, no
- *            sockets but AF_UNIX, no chmod/chown, x32 and foreign ABIs denied.
- *        └─ Z  program zygote, forked from W for each program: compiles the
- *               program once and forks one child per test.
- *             └─ C  test child: calls confine() and then runs the program.
+ *     └─ W  worker: `python -S -I _worker.py`, long-lived, one per core. Never
+ *            reads a program or a test; it is the child subreaper of all below.
+ *        └─ Z  program zygote, forked from W for each program: confines itself,
+ *               then reads and compiles the program and forks one child per test.
+ *             └─ C  test child: confines itself further, runs the program, exits.
  *
- * confine() applies, in one C call (one call is ~40 us cheaper than separate
- * Python calls, and it leaves no window where half the layers are on):
- *   stdio redirection, chdir to the scratch directory, rlimits (CPU, address
- *   space = worker size + budget, file size = output cap, open files,
- *   processes, stack, no core), PDEATHSIG, the unprivileged uid/gid (when
- *   root), an empty capability set, no_new_privs, the Landlock domain, a
- *   non-dumpable flag, and a second, small seccomp filter that forbids
- *   creating processes (fork, vfork, clone without CLONE_THREAD, execve) and
- *   signalling anything but itself. With no process creation there is
- *   nothing that could outlive the test: no daemon, no zombie, no fork bomb,
- *   so no PID namespace or cgroup is needed (a PID namespace would also make
- *   the child PID 1, which ignores SIGXCPU). Threads still work.
+ * W, once at start (enter_namespaces(), make_readonly(), the worker's
+ * hide_host(), mount_tmpfs(), landlock_ruleset(), worker_filter()):
+ *   - a fresh network namespace (no interface but a down loopback) and IPC
+ *     namespace (no SysV object or POSIX queue of the host), and a private mount
+ *     namespace in which every host mount is read-only (mount_setattr,
+ *     recursive), the host's writable and socket-bearing trees (/tmp, /var/tmp,
+ *     /dev/shm, /run, /home, /root) are covered by empty read-only tmpfs mounts
+ *     with only the interpreter's prefix and the allowed packages bound back,
+ *     and a small tmpfs is the scratch directory, the only writable place;
+ *   - a user namespace only when not root, mapping only the caller's own uid:
+ *     namespace root is never host root;
+ *   - the Landlock ruleset, built once: read/execute beneath the standard
+ *     library, shared libraries and zoneinfo; everything beneath the scratch;
+ *     no TCP; signals and abstract sockets scoped (ABI 6);
+ *   - the worker seccomp filter, inherited by Z and C: no ptrace, mounts,
+ *     namespaces, kexec, modules, bpf, keyrings, perf, io_uring, chown or
+ *     xattrs; no SysV or POSIX IPC; no socket() at all and no connect, bind,
+ *     listen, accept, sendmsg, or sendto with an address (an unnamed socketpair,
+ *     asyncio's self-pipe, keeps working); no inotify or fanotify; x32 and
+ *     foreign ABIs denied.
+ *
+ * Z, before it reads a byte of the program (confine_zygote()): the sandbox
+ * uid/gid when root, an empty capability set, no_new_privs, the Landlock
+ * domain, non-dumpable, then PDEATHSIG. Only then does it compile the program
+ * and pre-import, for speed, the modules its bytecode names that are on an
+ * allowlist of side-effect-free standard-library modules or are the top level
+ * of an allowed package (_worker.PREIMPORT): so even an allowed package's
+ * import-time code runs confined, as the sandbox uid, and nothing a program
+ * names outside the allowlist is imported on its behalf at all.
+ *
+ * C, per test, in one C call (confine(), or serve() below; ~40 us cheaper than
+ * separate Python calls, and no window where half the layers are on): stdio
+ * redirection, chdir to the scratch directory, rlimits (CPU, address space =
+ * the zygote's size + budget, file size = output cap, open files, processes,
+ * stack, no core), a nested Landlock domain, non-dumpable, a second small
+ * seccomp filter (no fork, vfork, clone without CLONE_THREAD, execve; signals
+ * and prlimit only to itself; no memfd_create or memfd_secret, which
+ * RLIMIT_AS does not count; no chmod), then, after the last credential
+ * change (the kernel clears it on one), PDEATHSIG and a getppid() check.
+ * C cannot create a process, so nothing of a test can outlive it: no daemon,
+ * zombie or fork bomb, and no PID namespace or cgroup is needed (a PID
+ * namespace would make C PID 1, which ignores SIGXCPU). Threads still work.
+ *
+ * Lifetimes: every process has PDEATHSIG set after its last credential change,
+ * so killing the evaluator (even with SIGKILL) kills W, then Z, then C. W is
+ * the subreaper below it: it reaps a C whose Z died and, on SIGTERM from the
+ * pool's close(), kills its Z and waits for every descendant before exiting.
+ *
+ * What a test sees of other tests: the scratch directory is emptied after every
+ * test and before a zygote's first one, whatever the program left there, with
+ * openat/unlinkat (empty_tree(): no depth or path length can make it fail);
+ * Z wipes every buffer that held a test's input, output or report before it
+ * forks the next child; expected outputs never leave the evaluator. C holds
+ * only stdin, stdout, stderr and its report channel (close_range).
  *
  * Why an extension module and not an exec'ed helper binary: the expensive
  * part of a test run is starting an interpreter (~45 ms here); forking a
@@ -43,7 +79,8 @@
  * caller turns it into a sandbox-fault verdict, never a program verdict.
  * The "confined" handshake byte is written only after every layer is on,
  * and its descriptor is closed before the program runs, so the program
- * cannot forge it.
+ * cannot forge it. Comparison of outputs happens in the evaluator (Python),
+ * never here and never in the child.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -63,6 +100,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <poll.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -104,6 +142,29 @@
 #ifndef __NR_clone3
 #define __NR_clone3 435
 #endif
+#ifndef __NR_process_madvise
+#define __NR_process_madvise 440
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+#define PB_NR_FCHMODAT2 452
+#define PB_F_SETPIPE_SZ 1031
+
+/* mount_setattr(2); the system headers may predate it. */
+struct pb_mount_attr {
+    uint64_t attr_set;
+    uint64_t attr_clr;
+    uint64_t propagation;
+    uint64_t userns_fd;
+};
+#define PB_MOUNT_ATTR_RDONLY 0x00000001ULL
+#define PB_MOUNT_ATTR_NOSUID 0x00000002ULL
+#define PB_MOUNT_ATTR_NODEV 0x00000004ULL
+#define PB_AT_RECURSIVE 0x8000
 
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
@@ -179,11 +240,18 @@ static uint64_t landlock_fs_rights(int abi)
     (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |  \
      CLONE_NEWNET | 0x00000080 /* CLONE_NEWTIME */)
 
-/* Syscalls no evaluated program (and no worker after its set-up) needs.
- * Missing numbers on an architecture are skipped at build time. */
+/* Syscalls no evaluated program (and no worker or zygote after its set-up)
+ * needs. Missing numbers on an architecture are skipped at build time.
+ * Grouped by what they would reach: the kernel's own state, other processes,
+ * the host's IPC objects, other sockets, file-system watches. */
 static const int worker_denied[] = {
-    __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_mount, __NR_umount2,
-    __NR_pivot_root, __NR_chroot, __NR_unshare, __NR_setns, __NR_kexec_load,
+    /* other processes, namespaces, mounts */
+    __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_process_madvise,
+    __NR_pidfd_getfd, __NR_kcmp, __NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot,
+    __NR_unshare, __NR_setns, __NR_move_mount, __NR_open_tree, __NR_fsopen, __NR_fsconfig,
+    __NR_fsmount, __NR_fspick, __NR_mount_setattr,
+    /* the kernel's own state */
+    __NR_kexec_load,
 #ifdef __NR_kexec_file_load
     __NR_kexec_file_load,
 #endif
@@ -191,13 +259,8 @@ static const int worker_denied[] = {
     __NR_request_key, __NR_perf_event_open, __NR_personality, __NR_reboot, __NR_swapon,
     __NR_swapoff, __NR_acct, __NR_syslog, __NR_settimeofday, __NR_clock_settime,
     __NR_clock_adjtime, __NR_adjtimex, __NR_quotactl, __NR_open_by_handle_at,
-    __NR_name_to_handle_at, __NR_userfaultfd, __NR_fanotify_init, __NR_sethostname,
-    __NR_setdomainname, __NR_vhangup, __NR_kcmp, __NR_io_uring_setup, __NR_io_uring_enter,
-    __NR_io_uring_register, __NR_move_mount, __NR_open_tree, __NR_fsopen, __NR_fsconfig,
-    __NR_fsmount, __NR_fspick, __NR_mount_setattr, __NR_pidfd_getfd, __NR_chmod, __NR_fchmod,
-    __NR_fchmodat, __NR_chown, __NR_fchown, __NR_lchown, __NR_fchownat, __NR_setxattr,
-    __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr,
-    __NR_mknod, __NR_mknodat,
+    __NR_name_to_handle_at, __NR_userfaultfd, __NR_sethostname, __NR_setdomainname,
+    __NR_vhangup, __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
 #ifdef __NR_iopl
     __NR_iopl, __NR_ioperm,
 #endif
@@ -213,10 +276,30 @@ static const int worker_denied[] = {
 #ifdef __NR_quotactl_fd
     __NR_quotactl_fd,
 #endif
-    452 /* fchmodat2 */,
+    /* file ownership and attributes (chmod is refused to the test child only: the
+     * zygote needs it to empty a scratch directory the program made unreadable) */
+    __NR_chown, __NR_fchown, __NR_lchown, __NR_fchownat, __NR_setxattr, __NR_lsetxattr,
+    __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr, __NR_mknod,
+    __NR_mknodat,
+    /* System V and POSIX IPC: the worker has its own IPC namespace too */
+    __NR_msgget, __NR_msgsnd, __NR_msgrcv, __NR_msgctl, __NR_semget, __NR_semop, __NR_semctl,
+    __NR_semtimedop, __NR_shmget, __NR_shmat, __NR_shmctl, __NR_shmdt, __NR_mq_open,
+    __NR_mq_unlink, __NR_mq_timedsend, __NR_mq_timedreceive, __NR_mq_notify,
+    __NR_mq_getsetattr,
+    /* sockets: no socket() at all, and no way to address one; an unnamed
+     * socketpair (asyncio's self-pipe) keeps working */
+    __NR_socket, __NR_connect, __NR_bind, __NR_listen, __NR_accept, __NR_accept4,
+    __NR_sendmsg, __NR_sendmmsg,
+    /* larger socket buffers are kernel memory RLIMIT_AS does not count */
+    __NR_setsockopt,
+    /* watching the file system */
+#ifdef __NR_inotify_init
+    __NR_inotify_init,
+#endif
+    __NR_inotify_init1, __NR_inotify_add_watch, __NR_fanotify_init, __NR_fanotify_mark,
 };
 
-#define MAX_FILTER 192
+#define MAX_FILTER 320
 
 struct filter {
     struct sock_filter ins[MAX_FILTER];
@@ -269,8 +352,23 @@ static int build_worker_filter(struct filter *f)
     emit(f, JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NS_FLAGS, 0, 1));
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
-    emit_socket_family(f, __NR_socket);
     emit_socket_family(f, __NR_socketpair);
+    /* A pipe grown to 1 MiB (F_SETPIPE_SZ) is kernel memory RLIMIT_AS does not
+     * count: with the open-file limit, a program could hold tens of MiB. */
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fcntl, 0, 4));
+    emit(f, LOAD(ARG_LO(1)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, PB_F_SETPIPE_SZ, 0, 1));
+    emit(f, RET_ERRNO(EPERM));
+    emit(f, RET_ALLOW);
+    /* sendto with a destination address would reach a named socket; without one
+     * it is send() on an already connected (unnamed) socket. */
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, 6));
+    emit(f, LOAD(ARG_LO(4)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
+    emit(f, LOAD(ARG_HI(4)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+    emit(f, RET_ERRNO(EPERM));
+    emit(f, RET_ALLOW);
     for (i = 0; i < sizeof(worker_denied) / sizeof(worker_denied[0]); i++) {
         emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)worker_denied[i], 0, 1));
         emit(f, RET_ERRNO(EPERM));
@@ -291,11 +389,23 @@ static void emit_self_only(struct filter *f, int nr, int argn, uint32_t pid)
     emit(f, RET_ALLOW);
 }
 
+/* What only the test child is refused (the zygote needs these): memory files,
+ * which RLIMIT_AS does not count, and changing file modes. */
+static const int child_denied[] = {
+    __NR_memfd_create, __NR_memfd_secret, __NR_chmod, __NR_fchmod, __NR_fchmodat,
+    PB_NR_FCHMODAT2,
+};
+
 /* The test child's filter: no new processes, no signals to anyone else. */
 static int build_child_filter(struct filter *f, uint32_t pid)
 {
+    size_t i;
     f->len = 0;
     emit_arch_check(f);
+    for (i = 0; i < sizeof(child_denied) / sizeof(child_denied[0]); i++) {
+        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_denied[i], 0, 1));
+        emit(f, RET_ERRNO(EPERM));
+    }
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4));
     emit(f, LOAD(ARG_LO(0)));
     emit(f, JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
@@ -391,8 +501,8 @@ static int write_file(const char *path, const char *text)
 
 PyDoc_STRVAR(enter_namespaces_doc,
              "enter_namespaces(user: bool) -> None\n\n"
-             "Move the calling (single-threaded) worker into a fresh network namespace\n"
-             "and a private mount namespace. With user=True (not root) a user namespace\n"
+             "Move the calling (single-threaded) worker into a fresh network namespace,\n"
+             "IPC namespace and private mount namespace. With user=True (not root) a user namespace\n"
              "is created first, mapping only the caller's own uid and gid: namespace\n"
              "root is never mapped to host root.");
 
@@ -404,7 +514,7 @@ static PyObject *pb_enter_namespaces(PyObject *self, PyObject *args)
         return NULL;
     uid_t uid = getuid();
     gid_t gid = getgid();
-    int flags = CLONE_NEWNET | CLONE_NEWNS | (user ? CLONE_NEWUSER : 0);
+    int flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0);
     if (unshare(flags) != 0)
         return raise_step("unshare");
     if (user) {
@@ -466,8 +576,12 @@ static PyObject *pb_bind_mount(PyObject *self, PyObject *args)
         return NULL;
     if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0)
         return raise_step("bind mount");
-    if (mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
-        return raise_step("read-only remount");
+    /* mount_setattr changes only these flags; a remount would have to repeat the
+     * locked atime and noexec flags a user namespace inherits, or fail. */
+    struct pb_mount_attr attr = {.attr_set = PB_MOUNT_ATTR_RDONLY | PB_MOUNT_ATTR_NOSUID |
+                                             PB_MOUNT_ATTR_NODEV};
+    if (syscall(__NR_mount_setattr, AT_FDCWD, target, PB_AT_RECURSIVE, &attr, sizeof attr) != 0)
+        return raise_step("read-only bind");
     Py_RETURN_NONE;
 }
 
@@ -609,6 +723,31 @@ static int drop_capabilities(void)
     return (int)syscall(__NR_capset, &hdr, data);
 }
 
+/* The identity and privilege layers shared by the zygote and the test child:
+ * the sandbox uid/gid (uid < 0 keeps the identity), no capability, no_new_privs,
+ * a Landlock domain (nested when already in one), non-dumpable. Returns the
+ * failing step's name, or NULL; errno is kept. */
+static const char *drop_privileges(long uid, long gid, int ruleset)
+{
+    if (uid >= 0) {
+        if (setgroups(0, NULL) != 0)
+            return "setgroups";
+        if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) != 0)
+            return "setresgid";
+        if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) != 0)
+            return "setresuid";
+    }
+    if (drop_capabilities() != 0)
+        return "capset";
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return "no_new_privs";
+    if (ruleset >= 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0)
+        return "landlock_restrict_self";
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        return "PR_SET_DUMPABLE";
+    return NULL;
+}
+
 /* Everything the test child does before running the program; returns the
  * failing step's name, or NULL when every layer is on. errno is kept. */
 struct child_spec {
@@ -632,12 +771,6 @@ static const char *do_confine(const struct child_spec *c)
         return "dup2";
     if (chdir(c->cwd) != 0)
         return "chdir scratch";
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
-        return "PR_SET_PDEATHSIG";
-    if (getppid() != c->parent) { /* the zygote died before we could notice */
-        errno = ESRCH;
-        return "parent gone";
-    }
     if (c->full) {
         if (set_limit(RLIMIT_CORE, 0, 0) != 0)
             return "RLIMIT_CORE";
@@ -648,22 +781,9 @@ static const char *do_confine(const struct child_spec *c)
             if (set_limit(resources[i], c->lim[i], hard) != 0)
                 return names[i];
         }
-        if (c->uid >= 0) {
-            if (setgroups(0, NULL) != 0)
-                return "setgroups";
-            if (setresgid((gid_t)c->gid, (gid_t)c->gid, (gid_t)c->gid) != 0)
-                return "setresgid";
-            if (setresuid((uid_t)c->uid, (uid_t)c->uid, (uid_t)c->uid) != 0)
-                return "setresuid";
-        }
-        if (drop_capabilities() != 0)
-            return "capset";
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-            return "no_new_privs";
-        if (c->ruleset >= 0 && syscall(__NR_landlock_restrict_self, c->ruleset, 0) != 0)
-            return "landlock_restrict_self";
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-            return "PR_SET_DUMPABLE";
+        const char *step = drop_privileges(c->uid, c->gid, c->ruleset);
+        if (step != NULL)
+            return step;
         struct filter f;
         if (build_child_filter(&f, (uint32_t)getpid()) != 0) {
             errno = E2BIG;
@@ -671,6 +791,14 @@ static const char *do_confine(const struct child_spec *c)
         }
         if (attach_filter(&f) != 0)
             return "seccomp child filter";
+    }
+    /* Last, because the kernel clears the parent-death signal on every credential
+     * change above; then make sure the zygote did not die before it was set. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        return "PR_SET_PDEATHSIG";
+    if (getppid() != c->parent) {
+        errno = ESRCH;
+        return "parent gone";
     }
     if (write(c->handshake, "K", 1) != 1)
         return "handshake";
@@ -682,6 +810,197 @@ static const char *do_confine(const struct child_spec *c)
             close((int)fd);
     }
     return NULL;
+}
+
+PyDoc_STRVAR(confine_zygote_doc,
+             "confine_zygote(uid, gid, ruleset_fd, parent_pid) -> None\n\n"
+             "Confine a program zygote before it reads or imports anything of the\n"
+             "program: the unprivileged uid/gid (uid < 0 keeps the identity), an empty\n"
+             "capability set, no_new_privs, the Landlock domain, a non-dumpable flag and,\n"
+             "after the last credential change, PDEATHSIG (checked against parent_pid).\n"
+             "The worker's seccomp filter is inherited. The test child adds rlimits, a\n"
+             "nested Landlock domain and the no-fork filter on top.");
+
+static PyObject *pb_confine_zygote(PyObject *self, PyObject *args)
+{
+    (void)self;
+    long uid, gid, parent;
+    int ruleset;
+    if (!PyArg_ParseTuple(args, "llil", &uid, &gid, &ruleset, &parent))
+        return NULL;
+    const char *step = drop_privileges(uid, gid, ruleset);
+    if (step != NULL)
+        return raise_step(step);
+    /* after the last credential change, which clears it */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+        return raise_step("PR_SET_PDEATHSIG");
+    if (getppid() != (pid_t)parent) {
+        errno = ESRCH;
+        return raise_step("parent gone");
+    }
+    Py_RETURN_NONE;
+}
+
+/* Remove everything beneath the directory open as `dirfd` (which stays).
+ * Iterative and path-free: it holds at most two directory descriptors, walks
+ * with openat/unlinkat relative to them (so no depth or path length can make
+ * it fail) and keeps the names of the directories it descended on a heap
+ * stack. A directory the program made unreadable or unwritable is given mode
+ * 0700 first. Only ever run when no process of the program is alive. */
+static int empty_tree(int dirfd)
+{
+    char **stack = NULL;
+    size_t depth = 0, cap = 0;
+    long budget = 10L * 1000 * 1000; /* operations; far above a 4096-inode tmpfs */
+    int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), rc = -1;
+    if (cur < 0)
+        return -1;
+    while (budget-- > 0) {
+        int fd = openat(cur, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES && fchmod(cur, 0700) == 0)
+            fd = openat(cur, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            goto out;
+        DIR *d = fdopendir(fd);
+        if (d == NULL) {
+            close(fd);
+            goto out;
+        }
+        char *sub = NULL;
+        struct dirent *e;
+        int failed = 0, seen = 0;
+        while ((e = readdir(d)) != NULL && budget-- > 0) {
+            const char *n = e->d_name;
+            if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0)))
+                continue;
+            seen = 1;
+            if (unlinkat(cur, n, 0) == 0 || errno == ENOENT)
+                continue;
+            if (errno == EACCES || errno == EPERM) {
+                /* the directory itself lost its write or search bit */
+                if (fchmod(cur, 0700) == 0 && (unlinkat(cur, n, 0) == 0 || errno == ENOENT))
+                    continue;
+            }
+            if (errno != EISDIR && errno != EPERM && errno != EACCES) {
+                failed = 1;
+                break;
+            }
+            if (unlinkat(cur, n, AT_REMOVEDIR) == 0)
+                continue;
+            sub = strdup(n); /* a non-empty directory: descend */
+            if (sub == NULL)
+                failed = 1;
+            break;
+        }
+        closedir(d);
+        if (failed)
+            goto out;
+        if (sub != NULL) {
+            int next = openat(cur, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (next < 0 && errno == EACCES && fchmodat(cur, sub, 0700, 0) == 0)
+                next = openat(cur, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (next < 0) {
+                free(sub);
+                goto out;
+            }
+            if (depth == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                char **ns = realloc(stack, ncap * sizeof *ns);
+                if (ns == NULL) {
+                    free(sub);
+                    close(next);
+                    goto out;
+                }
+                stack = ns;
+                cap = ncap;
+            }
+            stack[depth++] = sub;
+            close(cur);
+            cur = next;
+            continue;
+        }
+        if (seen) /* a pass that removed entries may have missed some: look again */
+            continue;
+        if (depth == 0) { /* the top directory is empty */
+            rc = 0;
+            goto out;
+        }
+        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (up < 0)
+            goto out;
+        close(cur);
+        cur = up;
+        char *name = stack[--depth];
+        int gone = unlinkat(cur, name, AT_REMOVEDIR);
+        free(name);
+        if (gone != 0)
+            goto out;
+    }
+    errno = ELOOP;
+out:;
+    int saved = errno;
+    while (depth > 0)
+        free(stack[--depth]);
+    free(stack);
+    close(cur);
+    errno = saved;
+    return rc;
+}
+
+PyDoc_STRVAR(empty_dir_doc,
+             "empty_dir(path) -> None\n\nRemove everything beneath path, whatever its depth,\n"
+             "names or modes (see empty_tree in the C file).");
+
+static PyObject *pb_empty_dir(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return raise_step("open scratch");
+    int rc = empty_tree(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (rc != 0)
+        return raise_step("empty scratch");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(make_readonly_doc,
+             "make_readonly(path, recursive) -> None\n\n"
+             "Mark the mount at path (and, recursively, every mount beneath it) read-only\n"
+             "and nosuid with mount_setattr(2), which changes only those flags: unlike a\n"
+             "remount it works on the locked mounts a user namespace inherits.");
+
+static PyObject *pb_make_readonly(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    int recursive;
+    if (!PyArg_ParseTuple(args, "sp", &path, &recursive))
+        return NULL;
+    struct pb_mount_attr attr = {.attr_set = PB_MOUNT_ATTR_RDONLY | PB_MOUNT_ATTR_NOSUID};
+    if (syscall(__NR_mount_setattr, AT_FDCWD, path, recursive ? PB_AT_RECURSIVE : 0, &attr,
+                sizeof attr) != 0)
+        return raise_step("mount_setattr read-only");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(set_subreaper_doc,
+             "set_subreaper() -> None\n\nBecome the child subreaper of everything started beneath\n"
+             "(PR_SET_CHILD_SUBREAPER), so that a test child orphaned by its zygote is\n"
+             "reparented to this worker, which reaps it, instead of to init.");
+
+static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+        return raise_step("PR_SET_CHILD_SUBREAPER");
+    Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(
@@ -717,6 +1036,7 @@ static PyObject *pb_confine(PyObject *self, PyObject *args)
 /* Frames: "<BI" header, then for RESULT the "<iIqqqqIIII" block below. */
 #define OP_TEST 2
 #define OP_END 3
+#define OP_QUIT 4
 #define OP_RESULT 12
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
@@ -824,9 +1144,9 @@ PyDoc_STRVAR(
     "payload in the stdin memfd (and wipe the buffer), fork, confine the child,\n"
     "wait on a pidfd up to wall_ms (SIGKILL after), wait4 for the rusage, and\n"
     "write one RESULT frame (status, flags, cpu, wall, maxrss, stdout, stderr\n"
-    "tail, channel, fault) to fout. Returns 1 in the confined child (which must\n"
-    "run the program and _exit), 0 on END or end of input, 2 when the scratch\n"
-    "directory changed and must be emptied before calling again.");
+    "tail, channel, fault) to fout, wipe every buffer that held the test's data and\n"
+    "empty the scratch directory. Returns 1 in the confined child (which must run\n"
+    "the program and _exit), 0 on END, QUIT or end of input.");
 
 static PyObject *pb_serve(PyObject *self, PyObject *args)
 {
@@ -844,10 +1164,16 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         return NULL;
     c.parent = getpid();
 
-    struct stat st;
-    if (stat(scratch, &st) != 0)
-        return raise_step("stat scratch");
-    struct timespec scratch_mtime = st.st_mtim;
+    /* Every test starts in an empty scratch directory: it is emptied before the
+     * first test (a zygote before us may have died mid-test) and after each. */
+    int scratch_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (scratch_fd < 0)
+        return raise_step("open scratch");
+    if (empty_tree(scratch_fd) != 0) {
+        raise_step("empty scratch");
+        close(scratch_fd);
+        return NULL;
+    }
     struct buffer in = {0}, out = {0}, err = {0}, chan = {0};
     char fault[512];
     PyObject *ret = NULL;
@@ -855,7 +1181,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     for (;;) {
         struct frame_header h;
         int rc = read_full(fin, (char *)&h, sizeof h);
-        if (rc == 1 || (rc == 0 && h.op == OP_END)) {
+        if (rc == 1 || (rc == 0 && (h.op == OP_END || h.op == OP_QUIT))) {
             ret = PyLong_FromLong(0);
             break;
         }
@@ -975,23 +1301,32 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             {&oh, sizeof oh},       {&r, sizeof r},        {out.data, (size_t)n_out},
             {err.data, (size_t)n_err}, {chan.data, (size_t)n_chan}, {(void *)fault_text, fault_len},
         };
-        if (write_full(fout, iov, 6) != 0) {
+        int wrote = write_full(fout, iov, 6);
+        /* The next child is forked from this process: nothing of this test may be
+         * left in its memory (the input was wiped before the fork). */
+        if (n_out > 0)
+            memset(out.data, 0, (size_t)n_out);
+        if (n_err > 0)
+            memset(err.data, 0, (size_t)n_err);
+        if (n_chan > 0)
+            memset(chan.data, 0, (size_t)n_chan);
+        if (wrote != 0) {
             raise_step("write result");
             break;
         }
-        if (stat(scratch, &st) == 0 && (st.st_mtim.tv_sec != scratch_mtime.tv_sec ||
-                                        st.st_mtim.tv_nsec != scratch_mtime.tv_nsec)) {
-            ret = PyLong_FromLong(2);
+        if (empty_tree(scratch_fd) != 0) {
+            raise_step("empty scratch");
             break;
         }
     }
-    if (in.data) {
-        memset(in.data, 0, in.cap);
-        free(in.data);
+    close(scratch_fd);
+    struct buffer *bufs[4] = {&in, &out, &err, &chan};
+    for (int k = 0; k < 4; k++) {
+        if (bufs[k]->data) {
+            memset(bufs[k]->data, 0, bufs[k]->cap);
+            free(bufs[k]->data);
+        }
     }
-    free(out.data);
-    free(err.data);
-    free(chan.data);
     return ret;
 }
 
@@ -1004,6 +1339,10 @@ static PyMethodDef methods[] = {
     {"worker_filter", pb_worker_filter, METH_NOARGS, worker_filter_doc},
     {"set_pdeathsig", pb_set_pdeathsig, METH_VARARGS, set_pdeathsig_doc},
     {"confine", pb_confine, METH_VARARGS, confine_doc},
+    {"confine_zygote", pb_confine_zygote, METH_VARARGS, confine_zygote_doc},
+    {"empty_dir", pb_empty_dir, METH_VARARGS, empty_dir_doc},
+    {"make_readonly", pb_make_readonly, METH_VARARGS, make_readonly_doc},
+    {"set_subreaper", pb_set_subreaper, METH_NOARGS, set_subreaper_doc},
     {"serve", pb_serve, METH_VARARGS, serve_doc},
     {NULL, NULL, 0, NULL},
 };

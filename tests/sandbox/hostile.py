@@ -2,7 +2,9 @@
 
 Each case is a program, the tests it runs on, the verdicts allowed, and optional
 checks of its output; host-side checks (files that must not exist, processes that
-must not survive) live in the tests. ``{secret}``, ``{outside}``, ``{port}``,
+must not survive) live in the tests. ``{secret}``, ``{outside}`` (in a host
+directory the sandbox can see, read-only), ``{tmp_secret}``, ``{tmp_outside}`` (under
+the host's /tmp, which the sandbox hides), ``{port}``,
 ``{worker}`` in sources are filled in by the test with real paths and ports.
 """
 
@@ -78,9 +80,15 @@ CASES: list[Case] = [
     Case("forged_verdict_on_stdout", "print('{\"verdict\": \"AC\", \"id\": \"1\"}')\n", V("WA")),
     # --- escape attempts ------------------------------------------------------
     Case("read_etc_passwd", "print(open('/etc/passwd').read())\n", V("RE"), error="PermissionError"),
+    # a visible host file: Landlock refuses the read, the read-only view the write
     Case("read_secret_file", "print(open({secret!r}).read())\n", V("RE"), error="PermissionError"),
+    # under the host's /tmp: hidden behind an empty mount, so not even there
+    Case("read_tmp_secret", "print(open({tmp_secret!r}).read())\n", V("RE"),
+         error="FileNotFoundError"),
+    Case("write_tmp_outside", "open({tmp_outside!r}, 'w').write('pwned')\n", V("RE"),
+         error="FileNotFoundError"),
     Case("list_tmp", "import os\nprint(os.listdir('/tmp'))\n", V("RE"), error="PermissionError"),
-    Case("write_outside", "open({outside!r}, 'w').write('pwned')\n", V("RE"), error="PermissionError"),
+    Case("write_outside", "open({outside!r}, 'w').write('pwned')\n", V("RE"), error="OSError"),
     Case("tamper_worker", "open({worker!r}, 'a').write('# pwned')\n", V("RE"),
          error="PermissionError"),
     Case("environment", "import os\nprint(sorted(os.environ.items()))\n", V("WA"),
@@ -92,10 +100,10 @@ CASES: list[Case] = [
     Case("tcp_connect",
          "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.settimeout(1)\n"
          "s.connect(('127.0.0.1', {port}))\ns.sendall(b'pwned')\n",
-         V("RE"), error="OSError"),
+         V("RE"), error="PermissionError"),
     Case("udp_send",
          "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.sendto(b'x', ('127.0.0.1', {port}))\n",
-         V("RE"), error="OSError"),
+         V("RE"), error="PermissionError"),
     Case("other_socket_families",
          "import socket\nout = []\n"
          "for fam, typ in ((socket.AF_INET6, socket.SOCK_STREAM), (socket.AF_NETLINK, socket.SOCK_RAW),"

@@ -13,9 +13,11 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -36,13 +38,40 @@ SANITY = Program(source="print(int(input()) * 2)\n")
 SANITY_TESTS = [Test(id="s1", input="21\n", output="42\n")]
 
 
+HIDDEN_TREES = tuple(os.path.realpath(p) for p in __import__("pairbench_async._worker").
+                     _worker.HIDDEN)
+
+
+def hidden(path: Path | str) -> bool:
+    """Whether the sandbox's mount namespace covers ``path`` with an empty mount."""
+    real = os.path.realpath(path)
+    return any(real == h or real.startswith(h + "/") for h in HIDDEN_TREES)
+
+
+def _visible_dir() -> Path:
+    """A host directory outside the trees the sandbox hides (read-only there)."""
+    candidates = [Path("/var/lib")] if IS_ROOT else []
+    candidates.append(HERE)
+    for base in candidates:
+        if not hidden(base) and os.access(base, os.W_OK):
+            return Path(tempfile.mkdtemp(prefix=".pairbench-hostile-", dir=base))
+    return Path(tempfile.mkdtemp(prefix="pairbench-hostile-"))
+
+
 class Host:
     """Real paths and a listening socket the hostile programs aim at."""
 
     def __init__(self, tmp: Path) -> None:
-        self.secret = tmp / "dataset-secret.jsonl"
+        # world-readable and world-writable, so that only the sandbox stands in the way
+        self.visible = _visible_dir()
+        self.visible.chmod(0o777)
+        self.secret = self.visible / "dataset-secret.jsonl"
         self.secret.write_text("PAIRBENCH_SECRET hidden tests\n")
-        self.outside = tmp / "pwned.txt"
+        self.secret.chmod(0o644)
+        self.outside = self.visible / "pwned.txt"
+        self.tmp_secret = tmp / "dataset-secret.jsonl"
+        self.tmp_secret.write_text("PAIRBENCH_SECRET hidden tests\n")
+        self.tmp_outside = tmp / "pwned.txt"
         self.worker_hash = hashlib.sha256(WORKER.read_bytes()).hexdigest()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.bind(("127.0.0.1", 0))
@@ -72,6 +101,7 @@ class Host:
                 pass
 
     def close(self) -> None:
+        shutil.rmtree(self.visible, ignore_errors=True)
         self._stop.set()
         self._thread.join(2)
         self.listener.close()
@@ -79,6 +109,7 @@ class Host:
 
     def check(self) -> None:
         assert not self.outside.exists(), "a program wrote outside its scratch directory"
+        assert not self.tmp_outside.exists(), "a program wrote outside its scratch directory"
         assert not Path("/tmp/shell_out").exists(), "a program shelled out"
         assert hashlib.sha256(WORKER.read_bytes()).hexdigest() == self.worker_hash
         assert self.connections == 0, "a program reached a socket on the host"
@@ -87,6 +118,8 @@ class Host:
 def _source(case: Case, host: Host) -> str:
     src = case.source
     for key, value in (("{secret!r}", repr(str(host.secret))), ("{outside!r}", repr(str(host.outside))),
+                       ("{tmp_secret!r}", repr(str(host.tmp_secret))),
+                       ("{tmp_outside!r}", repr(str(host.tmp_outside))),
                        ("{worker!r}", repr(str(WORKER))), ("{port}", str(host.port))):
         src = src.replace(key, value)
     return src
@@ -106,10 +139,32 @@ def _limits(case: Case) -> Limits:
                   output_limit=1 << 20)
 
 
-def _assert_case(case: Case, verdict: str, stdout: str, error: str | None) -> None:
+# Cases aimed at a host path: a path under a hidden tree is simply not there
+# (FileNotFoundError); a visible one is refused, by Landlock (reads, writes to an
+# existing file: PermissionError) or by the read-only view (new files: EROFS, OSError).
+PATH_CASES = {
+    "read_secret_file": ("secret", "PermissionError"),
+    "write_outside": ("outside", "OSError"),
+    "read_tmp_secret": ("tmp_secret", "PermissionError"),
+    "write_tmp_outside": ("tmp_outside", "OSError"),
+    "tamper_worker": ("worker", "PermissionError"),
+}
+
+
+def _expected_error(case: Case, host: Host) -> str | None:
+    if case.name not in PATH_CASES:
+        return case.error
+    attr, visible_error = PATH_CASES[case.name]
+    path = WORKER if attr == "worker" else getattr(host, attr)
+    return "FileNotFoundError" if hidden(path) else visible_error
+
+
+def _assert_case(case: Case, verdict: str, stdout: str, error: str | None,
+                 expected_error: str | None = None) -> None:
     assert verdict in case.verdicts, f"{case.name}: {verdict} ({error}) not in {set(case.verdicts)}; stdout={stdout[:300]!r}"
-    if case.error is not None and verdict == "RE":
-        assert error == case.error, f"{case.name}: error {error!r} != {case.error!r}"
+    expected_error = expected_error or case.error
+    if expected_error is not None and verdict == "RE":
+        assert error == expected_error, f"{case.name}: error {error!r} != {expected_error!r}"
     for s in case.stdout_has:
         assert s in stdout, f"{case.name}: {s!r} not in {stdout[:300]!r}"
     for s in case.stdout_lacks:
@@ -178,7 +233,8 @@ def test_full_confinement_is_on(battery: dict[str, object]) -> None:
 def test_case_through_pool(battery: dict[str, object], case: Case) -> None:
     results, sanity = battery[case.name]
     first = results[0]
-    _assert_case(case, first.verdict.value, first.stdout, first.error)
+    _assert_case(case, first.verdict.value, first.stdout, first.error,
+                 _expected_error(case, battery["__host__"]))
     assert sanity is Verdict.AC, f"the pool stopped serving after {case.name}"
     if case.name == "scratch_write_read":
         assert results[1].verdict is Verdict.AC, f"scratch not emptied: {results[1].stdout!r}"
@@ -227,5 +283,5 @@ def exec_host(tmp_path_factory: pytest.TempPathFactory) -> Host:
 def test_case_through_exec_command(case: Case, exec_host: Host, tmp_path: Path) -> None:
     rows = _exec(case, exec_host, tmp_path)
     row = rows[0]
-    _assert_case(case, row["verdict"], row["stdout"], row.get("error"))
+    _assert_case(case, row["verdict"], row["stdout"], row.get("error"), _expected_error(case, exec_host))
     exec_host.check()
