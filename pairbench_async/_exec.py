@@ -49,6 +49,9 @@ def read_tests(path: str) -> list[Test]:
             raise DatasetError(path, number, None, f"not valid JSON ({exc})") from exc
         if test.kind == "stdio" and test.input is None:
             raise DatasetError(path, number, "input", "a stdio test needs `input` (or `args` for a call test)")
+        if test.kind == "stdio" and test.output is None:
+            # with nothing to compare, every program would get AC
+            raise DatasetError(path, number, "output", "a stdio test needs its expected `output`")
         if test.kind == "call" and test.expected is msgspec.UNSET:
             raise DatasetError(path, number, "expected", "a call test needs `expected`")
         if test.id in seen:

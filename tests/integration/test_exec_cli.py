@@ -51,6 +51,11 @@ def test_malformed_tests_file_names_file_line_and_field(tmp_path: Path) -> None:
     tests.write_text('{"id": "1", "input": "", "output": "1"}\n{"id": "1", "inp\n')
     proc = run(str(prog), "--tests", str(tests))
     assert proc.returncode == 2 and f"{tests}:2" in proc.stderr and "JSON" in proc.stderr
+    # no expected output: not an AC for every program, an error naming the field
+    tests.write_text('{"id": "1", "input": "", "output": "1"}\n{"id": "2", "input": "x"}\n')
+    proc = run(str(prog), "--tests", str(tests))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert f"{tests}:2" in proc.stderr and "'output'" in proc.stderr
 
 
 def test_bad_arguments_exit_2(tmp_path: Path) -> None:
