@@ -41,6 +41,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+import msgspec
+
 from ._hints import Evidence, render_evidence
 from ._records import Instance, Message, Test, TestResult
 
@@ -136,7 +138,9 @@ def test_feedback(test: Test, result: TestResult) -> str:
     if test.kind == "call":
         shown = f"Call with arguments: {test.args!r}" + (f" {test.kwargs!r}" if test.kwargs else "")
         expected = repr(test.expected)
-        actual = repr(result.value) if result.value is not None else "(no value)"
+        value = result.value
+        actual = (repr(value)[:2000] if value is not None and value is not msgspec.UNSET
+                  else f"(no value{': ' + result.error if result.error else ''})")
     else:
         shown = f"Input:\n{(test.input or '')[:2000]}"
         expected = (test.output or "")[:2000]

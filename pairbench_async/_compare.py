@@ -36,6 +36,14 @@ When outputs differ, the *mismatch* says how, for failure signatures: ``lines``
 different number of tokens) or ``value``. Lines break at ``\\n``, ``\\r\\n``,
 ``\\r``, ``\\v``, ``\\f``; tokens use the same ASCII split.
 
+Cost: ``actual`` may be megabytes written to cost the evaluator (the comparison
+runs in its event loop). It is only ever scanned at C speed (``str`` methods,
+compiled regexes); the Python-level work and the lists built from it are bounded
+by ``expected``: at most one token more than ``expected`` has (and, to classify a
+mismatch, one non-empty line more, each counted up to one token more than the
+expected line) is ever taken from it. The rules above are unchanged by this: a
+whitespace-padded output with the right tokens is still accepted.
+
 Call rule: the JSON-normalised return value against ``expected`` (JSON), walked
 iteratively (any depth, cycles terminate). int vs int is exact; int vs float and
 float vs float are equal within the tolerance, decided exactly as above; a
@@ -55,6 +63,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_DOWN, ROUND_UP, Context, Decimal
+from itertools import islice
 from typing import Any
 
 from ._records import Checker, Mismatch
@@ -71,6 +80,10 @@ _NUM = re.compile(
 _TAG_INT = re.compile(r"-?[0-9]++")
 _TOKEN = re.compile(r"[^ \t\n\r\v\f]+")
 _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f]")
+# From a position: the next non-empty line, from its first token to its end (group 1).
+# Possessive: whitespace and blank lines are skipped once, never backtracked into.
+_NEXT_LINE = re.compile(r"[ \t\n\r\v\f]*+([^\n\r\v\f]++)")
+_GROUP = re.Match.group
 _YES_NO = frozenset({"yes", "no", "true", "false"})
 _INF = math.inf
 
@@ -271,8 +284,17 @@ def _plain(text: str) -> bool:
 
 
 def _split(text: str) -> list[str]:
-    """Tokens separated by ASCII whitespace only."""
+    """Tokens separated by ASCII whitespace only (for the trusted ``expected``)."""
     return text.split() if _plain(text) else _TOKEN.findall(text)
+
+
+def _first_tokens(text: str, n: int) -> list[str]:
+    """The tokens of ``text`` when it has at most ``n``, else a list of ``n + 1`` items
+    (the last one need not be a token: it only says there are more). The list is
+    bounded by ``n`` whatever ``text`` holds; the rest is scanned at C speed."""
+    if _plain(text):
+        return text.split(None, n)  # n + 1 items: the unsplit remainder is the last
+    return list(map(_GROUP, islice(_TOKEN.finditer(text), n + 1)))
 
 
 def _token_equal(exp: str, got: str, checker: Checker, abs_tol: float, rel_tol: float) -> bool:
@@ -293,34 +315,55 @@ def _token_equal(exp: str, got: str, checker: Checker, abs_tol: float, rel_tol: 
     return _close_literals(exp, got, abs_tol, rel_tol)
 
 
-def _lines(text: str) -> list[list[str]]:
-    lines = text.splitlines() if _plain(text) else _LINE_BREAK.split(text)
-    return [tokens for line in lines if (tokens := _split(line))]
+def _line_counts(text: str) -> list[int]:
+    """The token count of each non-empty line (for the trusted ``expected``)."""
+    if _plain(text):
+        return [n for line in text.splitlines() if (n := len(line.split()))]
+    return [n for line in _LINE_BREAK.split(text) if (n := len(_TOKEN.findall(line)))]
 
 
 def _classify(expected: str, actual: str) -> Mismatch:
-    exp_lines, got_lines = _lines(expected), _lines(actual)
-    if len(exp_lines) != len(got_lines):
+    """How ``actual`` differs. Its non-empty lines are taken one anchored regex match
+    at a time (whitespace-only lines skipped in C), and each one's tokens counted only
+    up to the expected line's count plus one; the walk stops at one line more than
+    expected. Python work is bounded by ``expected``, whatever ``actual`` holds."""
+    want = _line_counts(expected)
+    rows, plain = len(want), _plain(actual)
+    row, differ, pos = 0, False, 0
+    while (m := _NEXT_LINE.match(actual, pos)) is not None:
+        if row == rows:
+            return "lines"  # more non-empty lines than expected
+        w = want[row]
+        if plain:
+            got = len(m.group(1).split(None, w))
+        else:  # matches within the line's span: no copy of it
+            got = len(list(islice(_TOKEN.finditer(actual, m.start(1), m.end(1)), w + 1)))
+        differ = differ or got != w
+        row, pos = row + 1, m.end()
+    if row != rows:
         return "lines"
-    if any(len(e) != len(g) for e, g in zip(exp_lines, got_lines, strict=True)):
-        return "tokens"
-    return "value"
+    return "tokens" if differ else "value"
 
 
 def compare_output(expected: str, actual: str, checker: Checker = Checker()) -> Mismatch | None:
-    """None when ``actual`` is accepted, else how it differs from ``expected``."""
+    """None when ``actual`` is accepted, else how it differs from ``expected``.
+
+    Cost: C-speed scans over ``actual`` plus Python work bounded by ``expected``'s
+    size (at most its token count plus one of ``actual``'s tokens are ever taken)."""
     if checker.mode == "exact":
         norm_exp = expected.replace("\r\n", "\n").rstrip(" \t\n\r\v\f")
         norm_got = actual.replace("\r\n", "\n").rstrip(" \t\n\r\v\f")
         return None if norm_exp == norm_got else _classify(expected, actual)
-    exp_tokens, got_tokens = _split(expected), _split(actual)
+    exp_tokens = _split(expected)
+    got_tokens = _first_tokens(actual, len(exp_tokens))
     if exp_tokens == got_tokens:
         return None
-    if len(exp_tokens) == len(got_tokens):
+    if len(exp_tokens) == len(got_tokens):  # then got_tokens are all of actual's tokens
         abs_tol, rel_tol = _tolerances(checker)
         if all(e == g or _token_equal(e, g, checker, abs_tol, rel_tol)
                for e, g in zip(exp_tokens, got_tokens, strict=True)):
             return None
+    del got_tokens
     return _classify(expected, actual)
 
 

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
 import marshal
 import os
+import secrets
 import shutil
 import signal
 import struct
@@ -51,7 +53,7 @@ from ._compare import compare_output, values_equal
 from ._errors import ConfinementUnavailable, HelperMissing, SandboxError
 from ._records import Checker, Limits, Program, Test, TestResult, Verdict
 
-__all__ = ["SandboxConfig", "SandboxPool", "SandboxStatistics", "confinement_report"]
+__all__ = ["UID_FLOOR", "SandboxConfig", "SandboxPool", "SandboxStatistics", "confinement_report"]
 
 _OP_LOAD, _OP_TEST, _OP_END, _OP_QUIT = 1, 2, 3, 4
 _OP_READY, _OP_LOADED, _OP_RESULT, _OP_ZDIED, _OP_FATAL = 10, 11, 12, 13, 14
@@ -78,8 +80,11 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     require_full: bool = False
     #: Size of each worker's scratch tmpfs, the only writable place.
     scratch_mb: int = 64
-    #: First unprivileged uid/gid used when started as root (one per worker).
-    uid_base: int = 1_900_000_000
+    #: First unprivileged uid/gid used when started as root (one per worker). None:
+    #: a range of this pool's own, drawn at random above UID_FLOOR and held by a lock
+    #: file, so that two pools on one host never share a uid (the thread limit is
+    #: per uid, and a process may re-prioritise others of its uid).
+    uid_base: int | None = None
     #: Threads a program may run (RLIMIT_NPROC, per worker uid; only when root).
     nproc: int = 64
     #: Open files of a program. Also bounds the kernel buffers (pipes, socketpairs)
@@ -101,6 +106,49 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: Seconds on top of a test's wall limit within which its RESULT must follow
     #: the previous frame; a worker that misses it (frozen, wedged) is killed.
     result_grace: float = 5.0
+
+
+#: Every sandbox uid (as root) is at least this; each pool takes a slot of _UID_SLOT.
+UID_FLOOR = 1_900_000_000
+_UID_SLOT = 256
+_UID_SLOTS = 900_000  # the top uid stays below 2**31: APIs taking a C int (setpriority) refuse more
+_SCRATCH_PREFIX = "pairbench-sandbox-"
+
+
+def _claim_uid_range() -> tuple[int, int, str]:
+    """A free slot of uids: (base, fd of its held lock file, lock path)."""
+    tmp = tempfile.gettempdir()
+    for _ in range(100):
+        base = UID_FLOOR + _UID_SLOT * secrets.randbelow(_UID_SLOTS)
+        path = os.path.join(tmp, f"pairbench-uids-{base}.lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:  # not unlinked meanwhile
+                return base, fd, path
+        except (BlockingIOError, FileNotFoundError):
+            pass
+        os.close(fd)
+    raise SandboxError("no free range of sandbox uids (100 tries)")
+
+
+def _sweep_stale_scratch() -> None:
+    """Remove the scratch directories of evaluators that died without closing their pool
+    (their name carries the evaluator's pid)."""
+    tmp = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(tmp):
+            if not name.startswith(_SCRATCH_PREFIX):
+                continue
+            pid = name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
+            if not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+            except OSError:
+                pass
 
 
 class SandboxStatistics(msgspec.Struct, frozen=True):
@@ -205,6 +253,10 @@ def _worker_env(scratch: str) -> dict[str, str]:
     }
 
 
+class _CompileTimeLimit(Exception):
+    """The zygote ran out of CPU compiling the program; the worker is fine."""
+
+
 class _WorkerDied(Exception):
     """The worker process (or its zygote) ended while serving a chunk."""
 
@@ -280,6 +332,10 @@ class _Worker:
         if op == _OP_ZDIED:
             (status,) = struct.unpack("<i", payload)
             self.loaded = None
+            if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+                # only compiling runs under a CPU limit in the zygote: the program's fault
+                raise _CompileTimeLimit("CompileTimeLimit: compiling the program took more "
+                                        "than its CPU budget")
             raise _WorkerDied(f"zygote died ({_describe_status(status)})")
         return op, payload
 
@@ -382,6 +438,9 @@ class SandboxPool:
         self._wakeup: asyncio.Condition | None = None
         self._admit: asyncio.Semaphore | None = None
         self._base: str | None = None
+        self._uid_base = -1
+        self._uid_lock = -1
+        self._uid_lock_path = ""
         self._closed = False
         self._started = False
         self._report: dict[str, Any] = {}
@@ -416,7 +475,15 @@ class SandboxPool:
             _extra_sys_paths(self.config.allowed_packages),
             _confine_path(),
         )
-        self._base = tempfile.mkdtemp(prefix="pairbench-sandbox-")
+        _sweep_stale_scratch()
+        if os.getuid() == 0 and self.config.confine:
+            if self.config.uid_base is None:
+                self._uid_base, self._uid_lock, self._uid_lock_path = _claim_uid_range()
+            else:
+                self._uid_base = self.config.uid_base
+            if self._n > _UID_SLOT:
+                raise SandboxError(f"at most {_UID_SLOT} workers per pool")
+        self._base = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
         os.chmod(self._base, 0o711)  # an unprivileged child may traverse, not list
         try:
             workers = await asyncio.gather(*(self._spawn(i) for i in range(self._n)))
@@ -448,7 +515,7 @@ class SandboxPool:
         scratch = os.path.join(self._base, f"w{index}")
         os.makedirs(scratch, mode=0o700, exist_ok=True)
         root = os.getuid() == 0
-        uid = self.config.uid_base + index if root and self.config.confine else -1
+        uid = self._uid_base + index if root and self.config.confine else -1
         gid = uid
         if uid >= 0:
             os.chown(scratch, uid, gid)
@@ -521,6 +588,11 @@ class SandboxPool:
                 chunk.job.finish(i, self._fault(chunk.job.tests[i], "sandbox pool closed"))
         if self._base:
             shutil.rmtree(self._base, ignore_errors=True)
+        if self._uid_lock >= 0:  # no process of ours runs under these uids any more
+            with contextlib.suppress(OSError):
+                os.unlink(self._uid_lock_path)
+            os.close(self._uid_lock)
+            self._uid_lock = -1
 
     # -- public ------------------------------------------------------------
 
@@ -722,10 +794,16 @@ class SandboxPool:
         # frame would cost a task per test)
         try:
             async with asyncio.timeout(self.config.load_grace) as deadline:
-                await worker.load(job)
-                if worker.compile_error is not None:
+                if job.error is None:
+                    try:
+                        await worker.load(job)
+                    except _CompileTimeLimit as exc:
+                        job.error = str(exc)  # no other chunk compiles it again
+                    else:
+                        job.error = worker.compile_error
+                if job.error is not None:
                     for i in chunk.indices:
-                        job.finish(i, _compile_failure(job.tests[i], worker.compile_error))
+                        job.finish(i, _compile_failure(job.tests[i], job.error))
                     return
                 pending: deque[int] = deque()
                 for i in chunk.indices:
@@ -768,6 +846,8 @@ def _compile_failure(test: Test, text: str) -> TestResult:
     compiling it went over the job's memory budget."""
     name = text.split(":", 1)[0]
     error = name if name.isidentifier() else "SyntaxError"
+    if error == "CompileTimeLimit":
+        return TestResult(id=test.id, verdict=Verdict.TLE, timeout="cpu", error=error, stderr=text)
     verdict = Verdict.MLE if error == "MemoryError" else Verdict.RE
     return TestResult(id=test.id, verdict=verdict, error=error, stderr=text)
 
@@ -797,7 +877,9 @@ class _Report(msgspec.Struct):
     exc: Annotated[str, msgspec.Meta(max_length=256)] | None = None
     #: decoded on its own: a value that cannot be decoded spoils only the value
     value: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    lines: list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)]] | None = None
+    #: decoded on its own (``_traced_lines``), only once its length is known to fit
+    #: the program; off-shape, it still makes the whole report corrupt
+    lines: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     #: the program died of a MemoryError (or subclass) or an ENOMEM OSError
     mem: bool = False
 
@@ -826,6 +908,81 @@ def _too_deep(value: list[Any] | dict[str, Any], limit: int = _MAX_DEPTH) -> boo
         level = below
         depth += 1
     return False
+
+
+# What a result may cost the evaluator. A program writes its stdout (up to
+# ``Limits.output_limit``) and its report on fd 3 (up to 16 MiB) itself, so both are
+# judged before they are decoded or kept: the work and memory spent on one result
+# are bounded by what a legitimate answer to the test needs (the expected value or
+# output), never by what the program chose to write.
+
+#: An equal value's JSON is at most this many times the expected's compact JSON (plus
+#: the margin). The child writes ``json.dumps`` text (", " and ": " separators, \u
+#: escapes); the worst case is a one-digit int matched by a float within tolerance,
+#: ``0,`` written back as ``-9.999999999999999e-09, `` (24 bytes for 2: 12x); escapes
+#: take at most 3x (6 bytes for 2, 12 for 4); a lone scalar falls within the margin.
+_VALUE_FACTOR = 16
+_VALUE_MARGIN = 64 * 1024
+#: An equal value has the expected's brackets and commas, plus one ``{`` for each
+#: number that travels as an ``$int`` tag (at most one per bracket or comma): twice
+#: the expected's count, and 4x plus a margin is generous. Counting ``[``, ``{`` and
+#: ``,`` in the raw text (also inside strings, which only loosens it) bounds the
+#: containers and scalars decoding may build, whatever the value's shape.
+_NODE_FACTOR = 4
+_NODE_MARGIN = 10_000
+#: A returned value is kept in its TestResult (hints, records, exec's rows show it)
+#: when its JSON is at most this long, or when it is accepted (then it is the
+#: expected one), or when the test has no expected value (the value is what the
+#: caller asked for, e.g. a recording); otherwise UNSET, and ``error`` says why.
+_KEEP_VALUE = 64 * 1024
+#: Stdout kept in a TestResult, in characters: 64 KiB plus 4x the expected output
+#: (a legitimate output, accepted or not, is kept whole); beyond it, the first part.
+#: The comparison has already seen all of it. A stdio test without an expected
+#: output keeps all of it (the output is what the caller asked for); a call test's
+#: stdout (never compared) is only decoded as far as it is kept.
+_KEEP_OUTPUT = 64 * 1024
+_OUTPUT_FACTOR = 4
+#: A traced run's lines are a sorted set of the program's own line numbers: at most
+#: ~12 bytes of JSON per line of source. Longer was not written by the child.
+_LINE_BYTES = 12
+_LINES = msgspec.json.Decoder(list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)]] | None)
+
+
+def _structure(text: bytes) -> int:
+    """Brackets and commas in JSON text: a bound on the nodes it decodes to (C speed)."""
+    return text.count(b"[") + text.count(b"{") + text.count(b",")
+
+
+def _value_refusal(raw: msgspec.Raw, expected: Any) -> str | None:
+    """Why the returned value (its raw JSON) cannot be ``expected``, judged without
+    decoding it; None when it has to be decoded and compared."""
+    try:
+        text = _ARGS.encode(expected)
+    except Exception:  # no JSON form (never for a decoded test): compare as before
+        return None
+    if len(raw) > _VALUE_FACTOR * len(text) + _VALUE_MARGIN:
+        return f"returned a value too large to be the expected one ({len(raw)} bytes of JSON)"
+    if _structure(bytes(raw)) > _NODE_FACTOR * _structure(text) + _NODE_MARGIN:
+        return "returned a value with too many items to be the expected one"
+    return None
+
+
+def _traced_lines(job: _Job, raw: msgspec.Raw | msgspec.UnsetType) -> list[int] | None:
+    """The report's lines, refused (ValueError: the report is corrupt) when longer
+    than the program's source allows or off-shape."""
+    if raw is msgspec.UNSET:
+        return None
+    source = job.program.source
+    if len(raw) > _LINE_BYTES * (source.count("\n") + source.count("\r") + 2) + 64:
+        raise ValueError("more traced lines than the program has")
+    return _LINES.decode(raw)
+
+
+def _kept_output(stdout: str, test: Test) -> str:
+    if test.output is None:
+        return stdout
+    keep = _KEEP_OUTPUT + _OUTPUT_FACTOR * len(test.output)
+    return stdout if len(stdout) <= keep else stdout[:keep]
 
 
 def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
@@ -862,17 +1019,24 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
     }
     if not flags & _FLAG_CONFINED:
         return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
-    stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
-    common["stdout"] = stdout
+    if job.program.kind == "call":  # never compared: decode only what is kept
+        kept = raw_out[: min(limits.output_limit, 4 * _KEEP_OUTPUT)]  # <= 4 bytes a char
+        stdout = kept.decode("utf-8", "replace")[:_KEEP_OUTPUT]
+        common["stdout"] = stdout
+    else:
+        stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
+        common["stdout"] = _kept_output(stdout, test)
     report = _NO_REPORT
     corrupt = False
+    traced: list[int] | None = None
     if chan:
         try:
             report = _REPORT.decode(chan)
+            traced = _traced_lines(job, report.lines)
         except Exception:  # not JSON, nested too deep, not an object, a field off-shape
-            corrupt = True
+            report, corrupt = _NO_REPORT, True
     exc = report.exc
-    lines = report.lines if job.trace else None
+    lines = traced if job.trace else None
     signaled = os.WIFSIGNALED(status)
     sig = os.WTERMSIG(status) if signaled else 0
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
@@ -896,10 +1060,26 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
     if exc is not None or code != 0:
         return result(Verdict.RE, error=exc or f"exit code {code}")
     if job.program.kind == "call":
-        if report.value is msgspec.UNSET:
+        raw = report.value
+        if raw is msgspec.UNSET:
             return result(Verdict.RE, error="no return value")
+        # no expected value (e.g. recording a reference's calls): the value is what the
+        # caller asked for, decoded and kept whatever its size (still compared with None)
+        wanted = test.expected is msgspec.UNSET
+        expected = None if wanted else test.expected
+        refused = None if wanted else _value_refusal(raw, expected)
+        if refused is not None:
+            return result(Verdict.WA, mismatch="value", error=refused)
+
+        def with_value(verdict: Verdict, value: Any, error: str | None = None,
+                       **kw: Any) -> TestResult:
+            if wanted or verdict is Verdict.AC or len(raw) <= _KEEP_VALUE:
+                return result(verdict, value=value, error=error, **kw)
+            note = f"the returned value is not kept ({len(raw)} bytes of JSON, over {_KEEP_VALUE})"
+            return result(verdict, error=f"{error}; {note}" if error else note, **kw)
+
         try:
-            value = _CHANNEL.decode(report.value)
+            value = _CHANNEL.decode(raw)
         except RecursionError:
             return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
         except Exception as err:  # a number out of range (an integer past 4,300 digits, 1e999)
@@ -909,20 +1089,19 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
         if ((type(value) is list or type(value) is dict)
                 and chan.count(b"[") + chan.count(b"{") > _MAX_DEPTH and _too_deep(value)):
             return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
-        expected = test.expected if test.expected is not msgspec.UNSET else None
         if type(value) is dict and "$type" in value and not isinstance(expected, dict):
             kind = value["$type"]
             kind = kind if type(kind) is str and len(kind) <= 100 else "object"
-            return result(Verdict.WA, value=value, mismatch="value",
-                          error=f"returned a {kind}, which has no JSON value")
+            return with_value(Verdict.WA, value, mismatch="value",
+                              error=f"returned a {kind}, which has no JSON value")
         try:
             equal = bool(values_equal(expected, value, job.checker))
         except Exception as err:  # the comparator's failure is not the sandbox's
-            return result(Verdict.WA, value=value, mismatch="value",
-                          error=f"the value could not be compared ({type(err).__name__})")
+            return with_value(Verdict.WA, value, mismatch="value",
+                              error=f"the value could not be compared ({type(err).__name__})")
         if equal:
-            return result(Verdict.AC, value=value)
-        return result(Verdict.WA, value=value, mismatch="value")
+            return with_value(Verdict.AC, value)
+        return with_value(Verdict.WA, value, mismatch="value")
     if test.output is None:  # nothing to compare with (e.g. computing a reference's outputs)
         return result(Verdict.AC)
     try:

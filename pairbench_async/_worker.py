@@ -65,6 +65,7 @@ HEADER = struct.Struct("<BI")
 
 
 STDERR_TAIL = 4096
+COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
 ENOMEM = 12
 CHANNEL_CAP = 16 * 1024 * 1024
@@ -561,13 +562,20 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
         # Compiling is the program's work too, so it runs under the program's
         # memory budget (a source of literals can take gigabytes); the soft limit
         # is lifted again before the allowed packages are imported.
+        # Its CPU time is bounded too (Python 3.11 parses some f-strings in
+        # quadratic time): past the budget the zygote dies of SIGXCPU, which the
+        # pool reports as the program's TLE.
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cpu = resource.getrlimit(resource.RLIMIT_CPU)
         if cfg.full:
             resource.setrlimit(resource.RLIMIT_AS, (statm(statm_fd)[0] + prog.memory, hard))
+            budget = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime) + COMPILE_CPU_SECONDS
+            resource.setrlimit(resource.RLIMIT_CPU, (budget, cpu[1]))
         try:
             prog.code = compile(prog.source, prog.filename, "exec", dont_inherit=True)
         finally:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+            resource.setrlimit(resource.RLIMIT_CPU, cpu)
     except BaseException as exc:  # SyntaxError, ValueError (NUL bytes), RecursionError...
         text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000]
         send(fout, OP_LOADED, b"\x01", text)
@@ -586,9 +594,6 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
             if header[1]:
                 read_exact(fin, memoryview(bytearray(header[1])))
 
-    memfd = os.memfd_create
-    fds = tuple(_high_fd(memfd(name, os.MFD_CLOEXEC))
-                for name in ("pb-stdin", "pb-stdout", "pb-stderr", "pb-channel"))
     hs_r, hs_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
     hs_r, hs_w = _high_fd(hs_r), _high_fd(hs_w)
     os.set_blocking(hs_w, True)
@@ -607,7 +612,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
     )
     wall_ms = max(1, int(prog.wall_limit * 1000))
     # uid -1: the zygote already runs as the sandbox uid, the child keeps it
-    what = confine.serve(fin, fout, fds, cfg.scratch, limits, -1, -1, ruleset,
+    what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, ruleset,
                          hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
                          CHANNEL_CAP, base_kb, cfg.scratch)
     if what == 1:  # the confined child

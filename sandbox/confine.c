@@ -32,13 +32,18 @@
  *     namespaces, kexec, modules, bpf, keyrings, perf, io_uring, chown or
  *     xattrs; no SysV or POSIX IPC; no socket() at all and no connect, bind,
  *     listen, accept, sendmsg, or sendto with an address (an unnamed socketpair,
- *     asyncio's self-pipe, keeps working); no inotify or fanotify; x32 and
- *     foreign ABIs denied.
+ *     asyncio's self-pipe, keeps working); no setsockopt or F_SETPIPE_SZ (kernel
+ *     buffers RLIMIT_AS does not count stay at their defaults, bounded by the
+ *     open-file limit); no inotify or fanotify; no changing the priority,
+ *     scheduling, CPUs or I/O priority of any process; x32 and foreign ABIs
+ *     denied.
  *
  * Z, before it reads a byte of the program (confine_zygote()): the sandbox
  * uid/gid when root, an empty capability set, no_new_privs, the Landlock
- * domain, non-dumpable, then PDEATHSIG. Only then does it compile the program
- * and pre-import, for speed, the modules its bytecode names that are on an
+ * domain, non-dumpable, then PDEATHSIG. Only then does it compile the program,
+ * under the program's memory budget and a CPU budget (a compile that runs out
+ * is the program's TLE, never a sandbox fault), with no process creation
+ * possible (RLIMIT_NPROC 0 until the first test), and pre-import, for speed, the modules its bytecode names that are on an
  * allowlist of side-effect-free standard-library modules or are the top level
  * of an allowed package (_worker.PREIMPORT): so even an allowed package's
  * import-time code runs confined, as the sandbox uid, and nothing a program
@@ -67,7 +72,9 @@
  * openat/unlinkat (empty_tree(): no depth or path length can make it fail);
  * Z wipes every buffer that held a test's input, output or report before it
  * forks the next child; expected outputs never leave the evaluator. C holds
- * only stdin, stdout, stderr and its report channel (close_range).
+ * only stdin, stdout, stderr and its report channel (close_range): four memfds
+ * made fresh for every test (a shared one would carry its times, status flags
+ * and locks from test to test), stdin sealed against any write or growth.
  *
  * Why an extension module and not an exec'ed helper binary: the expensive
  * part of a test run is starting an interpreter (~45 ms here); forking a
@@ -102,6 +109,7 @@
 #include <poll.h>
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -292,6 +300,10 @@ static const int worker_denied[] = {
     __NR_sendmsg, __NR_sendmmsg,
     /* larger socket buffers are kernel memory RLIMIT_AS does not count */
     __NR_setsockopt,
+    /* another process's priority, scheduling class, CPUs or I/O priority (of the
+     * same uid: a zygote, or anything found through /proc) */
+    __NR_setpriority, __NR_sched_setscheduler, __NR_sched_setparam, __NR_sched_setattr,
+    __NR_sched_setaffinity, __NR_ioprio_set,
     /* watching the file system */
 #ifdef __NR_inotify_init
     __NR_inotify_init,
@@ -1135,13 +1147,40 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static void close_test_files(int fds[4])
+{
+    for (int i = 0; i < 4; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        fds[i] = -1;
+    }
+}
+
+/* stdin, stdout, stderr and the report channel of one test: new memfds, the
+ * first holding `input` and sealed against any change. */
+static int open_test_files(int fds[4], const char *input, size_t n)
+{
+    static const char *names[4] = {"pb-stdin", "pb-stdout", "pb-stderr", "pb-channel"};
+    close_test_files(fds);
+    for (int i = 0; i < 4; i++) {
+        int fd = memfd_create(names[i], MFD_CLOEXEC | (i == 0 ? MFD_ALLOW_SEALING : 0));
+        if (fd < 0)
+            return -1;
+        fds[i] = fd;
+    }
+    if (n > 0 && pwrite(fds[0], input, n, 0) != (ssize_t)n)
+        return -1;
+    return fcntl(fds[0], F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+}
+
 PyDoc_STRVAR(
     serve_doc,
-    "serve(fin, fout, fds, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
+    "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
     "      wall_ms, output_cap, stderr_tail, channel_cap, base_kb, scratch) -> int\n\n"
     "The zygote's loop, in C so that the zygote touches (and so copies) almost no\n"
     "Python memory between forks. For each TEST frame read from fin: put its\n"
-    "payload in the stdin memfd (and wipe the buffer), fork, confine the child,\n"
+    "payload in a fresh, sealed stdin memfd (and wipe the buffer), make fresh\n"
+    "stdout, stderr and report memfds, fork, confine the child,\n"
     "wait on a pidfd up to wall_ms (SIGKILL after), wait4 for the rusage, and\n"
     "write one RESULT frame (status, flags, cpu, wall, maxrss, stdout, stderr\n"
     "tail, channel, fault) to fout, wipe every buffer that held the test's data and\n"
@@ -1156,8 +1195,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     long long base_kb;
     const char *scratch;
     struct child_spec c;
-    if (!PyArg_ParseTuple(args, "ii(iiii)s(KKKKKKK)lliiipiKKKLs", &fin, &fout, &c.fds[0],
-                          &c.fds[1], &c.fds[2], &c.fds[3], &c.cwd, &c.lim[0], &c.lim[1],
+    c.fds[0] = c.fds[1] = c.fds[2] = c.fds[3] = -1;
+    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs", &fin, &fout, &c.cwd, &c.lim[0], &c.lim[1],
                           &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid, &c.gid,
                           &c.ruleset, &c.handshake, &hs_r, &c.full, &wall_ms, &out_cap, &err_tail,
                           &chan_cap, &base_kb, &scratch))
@@ -1205,16 +1244,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 raise_step("read payload");
             break;
         }
-        int i, failed = 0;
-        if (ftruncate(c.fds[0], 0) != 0 || pwrite(c.fds[0], in.data, h.len, 0) != (ssize_t)h.len ||
-            lseek(c.fds[0], 0, SEEK_SET) != 0)
-            failed = 1;
+        /* Fresh memory files for every test: a shared one would carry its times,
+         * status flags and locks from one test to the next. The input is sealed,
+         * so the program can neither change it nor keep memory in it. */
+        int failed = open_test_files(c.fds, in.data, h.len) != 0;
         memset(in.data, 0, h.len); /* the next child must not find this input */
-        for (i = 1; i < 4 && !failed; i++)
-            if (ftruncate(c.fds[i], 0) != 0 || lseek(c.fds[i], 0, SEEK_SET) != 0)
-                failed = 1;
         if (failed) {
-            raise_step("reset memfds");
+            raise_step("test memfds");
             break;
         }
 
@@ -1302,6 +1338,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             {err.data, (size_t)n_err}, {chan.data, (size_t)n_chan}, {(void *)fault_text, fault_len},
         };
         int wrote = write_full(fout, iov, 6);
+        close_test_files(c.fds);
         /* The next child is forked from this process: nothing of this test may be
          * left in its memory (the input was wiped before the fork). */
         if (n_out > 0)
@@ -1319,6 +1356,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             break;
         }
     }
+    close_test_files(c.fds);
     close(scratch_fd);
     struct buffer *bufs[4] = {&in, &out, &err, &chan};
     for (int k = 0; k < 4; k++) {

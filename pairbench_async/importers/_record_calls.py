@@ -311,7 +311,9 @@ async def split_check(pool: SandboxPool, reference: str, test_source: str, entry
     """
     checker = checker_for(test_source)
     recorder = build_recorder(reference, test_source, entry_point)
-    [result] = await run_program(pool, recorder, [Test(id="record", args=[], expected=None)],
+    # no expected value: the pool keeps the recording whole, whatever its size (a test
+    # with one would refuse a value much larger than it, and keep at most 64 KiB)
+    [result] = await run_program(pool, recorder, [Test(id="record", args=[])],
                                  RECORD_LIMITS, EXACT)
     if result.verdict not in (Verdict.AC, Verdict.WA):
         tail = result.stderr.strip().splitlines()[-1:] if result.stderr.strip() else []

@@ -180,7 +180,7 @@ def _sandbox_processes() -> list[psutil.Process]:
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
             uids, cmdline = p.info["uids"], p.info["cmdline"] or []
-            if (uids and uids.real >= SandboxConfig().uid_base) or worker in cmdline:
+            if (uids and uids.real >= pool_module.UID_FLOOR) or worker in cmdline:
                 out.append(p)
         except psutil.Error:
             pass

@@ -36,7 +36,7 @@ import psutil
 import pytest
 
 from pairbench_async import _pool as pool_module
-from pairbench_async._pool import SandboxConfig, SandboxPool
+from pairbench_async._pool import UID_FLOOR, SandboxConfig, SandboxPool
 from pairbench_async._records import Limits, Program, Test, TestResult, Verdict
 
 HERE = Path(__file__).parent
@@ -87,7 +87,7 @@ def _sysvipc() -> dict[str, set[tuple[str, str]]]:
         out[kind] = {
             (r[0], r[1])
             for r in rows
-            if (int(r[col]) >= SandboxConfig().uid_base if IS_ROOT else int(r[col]) == os.getuid())
+            if (int(r[col]) >= UID_FLOOR if IS_ROOT else int(r[col]) == os.getuid())
         }
     return out
 

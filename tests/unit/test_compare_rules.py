@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
@@ -665,3 +666,110 @@ def test_int_float_tolerance_is_exact(i: int, f: float, tol: tuple[float, float]
 
 def test_module_surface() -> None:
     assert _compare.__all__ == ["compare_output", "values_equal"]
+
+
+# ------------------------------------------------- lazy comparison: same answers, bounded cost
+
+
+def _eager_split(text: str) -> list[str]:
+    return _compare._TOKEN.findall(text)
+
+
+def _eager_classify(expected: str, actual: str) -> str:
+    """The comparator's former, eager classification (whole-text split), as the oracle."""
+    def lines(text: str) -> list[list[str]]:
+        return [t for line in _compare._LINE_BREAK.split(text) if (t := _eager_split(line))]
+
+    exp_lines, got_lines = lines(expected), lines(actual)
+    if len(exp_lines) != len(got_lines):
+        return "lines"
+    if any(len(e) != len(g) for e, g in zip(exp_lines, got_lines, strict=True)):
+        return "tokens"
+    return "value"
+
+
+def _eager_compare(expected: str, actual: str, checker: Checker) -> str | None:
+    if checker.mode == "exact":
+        norm_exp = expected.replace("\r\n", "\n").rstrip(ASCII_SPACE)
+        norm_got = actual.replace("\r\n", "\n").rstrip(ASCII_SPACE)
+        return None if norm_exp == norm_got else _eager_classify(expected, actual)
+    exp, got = _eager_split(expected), _eager_split(actual)
+    if exp == got:
+        return None
+    if len(exp) == len(got):
+        abs_tol, rel_tol = _compare._tolerances(checker)
+        if all(_compare._token_equal(e, g, checker, abs_tol, rel_tol)
+               for e, g in zip(exp, got, strict=True)):
+            return None
+    return _eager_classify(expected, actual)
+
+
+LAYOUT_TOKENS = st.sampled_from(
+    ["1", "2", "x", "1.5", "YES", "yes", "\x1c", "a\u00a0b", "é", "\u2028"])
+LAYOUT_SEPARATORS = st.sampled_from(
+    [" ", "\t", "\n", "\r\n", "\r", "\v", "\f", "  \n \n", "\n\n", " \t "])
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> str:
+    """Small outputs made of few distinct tokens: lines and token counts often agree."""
+    tokens = draw(st.lists(LAYOUT_TOKENS, max_size=8))
+    lead = draw(st.sampled_from(["", " ", "\n", " \n\t"]))
+    return lead + "".join(t + draw(LAYOUT_SEPARATORS) for t in tokens)
+
+
+@FUZZ
+@given(layouts() | outputs(), layouts() | outputs(), CHECKERS)
+def test_lazy_comparison_agrees_with_the_eager_one(expected: str, actual: str,
+                                                   checker: Checker) -> None:
+    assert compare_output(expected, actual, checker) == _eager_compare(expected, actual, checker)
+    assert _compare._classify(expected, actual) == _eager_classify(expected, actual)
+
+
+MIB = 1 << 20
+HOSTILE_OUTPUTS = {
+    "a-lines": "a\n" * (4 * MIB),
+    "replacement-chars": "\ufffd" * (8 * MIB) + "\U0001f600",
+    "blank-lines": "\n" * (8 * MIB),
+    "blank-lines-with-spaces": " \t\n" * (3 * MIB),
+    "one-long-line": "a " * (4 * MIB),
+    "control-separated": "\x1c " * (4 * MIB),
+    "control-lines": "\x1c\n" * (4 * MIB),
+    "unicode-spaces": "\u3000" * (4 * MIB),
+    "one-huge-token": "9" * (8 * MIB),
+}
+
+
+@pytest.mark.parametrize("expected", ["5\n", "1 2 3\n4\n", "a\n" * 10])
+@pytest.mark.parametrize("name", sorted(HOSTILE_OUTPUTS))
+def test_comparing_a_hostile_output_costs_c_speed_only(name: str, expected: str) -> None:
+    actual = HOSTILE_OUTPUTS[name]
+    for checker in (C, Checker(mode="exact"), Checker(case_insensitive=True)):
+        start = time.perf_counter()
+        got = compare_output(expected, actual, checker)
+        elapsed = time.perf_counter() - start
+        assert got in MISMATCHES
+        assert elapsed < 0.5, (name, checker.mode, elapsed)  # ~10-50 ms; the eager way took seconds
+
+
+def test_hostile_outputs_are_judged_by_the_rules() -> None:
+    assert compare_output("5\n", "a\n" * (4 * MIB)) == "lines"
+    assert compare_output("a\n" * 10, "a\n" * (4 * MIB)) == "lines"
+    assert compare_output("a\n" * 10, "a\n" * 10 + "\n" * (4 * MIB)) is None
+    assert compare_output("1 2 3\n4\n", "a " * (4 * MIB)) == "lines"
+    assert compare_output("1 2 3\n", "a " * (4 * MIB)) == "tokens"
+    assert compare_output("5\n", "\ufffd" * MIB + "\U0001f600") == "value"
+    # extra whitespace is allowed, however much of it
+    assert compare_output("5\n", " " * (8 * MIB) + "5" + "\n\t " * MIB) is None
+    assert compare_output("5 6\n", "5" + " \n" * (4 * MIB) + "6") is None
+    assert compare_output("5 6\n", "5" + " \n" * (4 * MIB) + "6", Checker(mode="exact")) == "lines"
+
+
+def test_a_large_legitimate_output_stays_fast() -> None:
+    expected = "\n".join(map(str, range(300_000))) + "\n"
+    start = time.perf_counter()
+    assert compare_output(expected, expected.replace("\n", " \r\n")) is None
+    assert compare_output(expected, expected + "7\n") == "lines"
+    assert compare_output(expected, expected[:-2] + "8\n") == "value"
+    assert compare_output(expected, expected.replace("\n", " 1\n", 1)) == "tokens"
+    assert time.perf_counter() - start < 2.0
