@@ -389,71 +389,84 @@ static int build_worker_filter(struct filter *f)
     return f->len <= MAX_FILTER ? 0 : -1;
 }
 
-/* if nr == N: allow only when arg `argn` is this process's own pid. */
-static void emit_self_only(struct filter *f, int nr, int argn, uint32_t pid)
-{
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 6));
-    emit(f, LOAD(ARG_HI(argn)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-    emit(f, LOAD(ARG_LO(argn)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
-}
 
-/* What only the test child is refused (the zygote needs these): memory files,
- * which RLIMIT_AS does not count, and changing file modes. */
+/* What only the test child is refused (the zygote needs these): new processes,
+ * memory files (RLIMIT_AS does not count them), changing file modes, signals
+ * through pidfds and to single threads. */
 static const int child_denied[] = {
     __NR_memfd_create, __NR_memfd_secret, __NR_chmod, __NR_fchmod, __NR_fchmodat,
     PB_NR_FCHMODAT2,
+#ifdef __NR_fork
+    __NR_fork, __NR_vfork,
+#endif
+    __NR_execve, __NR_execveat, __NR_tkill, __NR_pidfd_open, __NR_pidfd_send_signal,
 };
 
-/* The test child's filter: no new processes, no signals to anyone else. */
+/* Signals only to itself: the first argument must be this process's pid. */
+static const int child_self_only[] = {
+    __NR_kill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
+};
+
+/* Point the jump at `at` (true branch) to the instruction index `to`. */
+static void patch(struct filter *f, unsigned short at, unsigned short to)
+{
+    if (at < MAX_FILTER)
+        f->ins[at].jt = (unsigned char)(to - at - 1);
+}
+
+/* The test child's filter, attached per test, so short (attaching costs ~1.5 us per
+ * instruction): a dispatch list of jumps to shared blocks. No new processes, no
+ * signals or prlimit to anyone else, none of child_denied. */
 static int build_child_filter(struct filter *f, uint32_t pid)
 {
     size_t i;
+    unsigned short j_clone, j_prlimit, j_self[4], j_deny[sizeof child_denied / sizeof(int)];
     f->len = 0;
     emit_arch_check(f);
-    for (i = 0; i < sizeof(child_denied) / sizeof(child_denied[0]); i++) {
-        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_denied[i], 0, 1));
-        emit(f, RET_ERRNO(EPERM));
+    j_clone = f->len;
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 0));
+    j_prlimit = f->len;
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 0, 0));
+    for (i = 0; i < 4; i++) {
+        j_self[i] = f->len;
+        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_self_only[i], 0, 0));
     }
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4));
+    for (i = 0; i < sizeof child_denied / sizeof(int); i++) {
+        j_deny[i] = f->len;
+        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_denied[i], 0, 0));
+    }
+    emit(f, RET_ALLOW);
+    unsigned short deny = f->len;
+    emit(f, RET_ERRNO(EPERM));
+    /* clone: threads only */
+    unsigned short clone_block = f->len;
     emit(f, LOAD(ARG_LO(0)));
     emit(f, JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
-#ifdef __NR_fork
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fork, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_vfork, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-#endif
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tkill, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_open, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_send_signal, 0, 1));
-    emit(f, RET_ERRNO(EPERM));
-    emit_self_only(f, __NR_kill, 0, pid);
-    emit_self_only(f, __NR_tgkill, 0, pid);
-    emit_self_only(f, __NR_rt_sigqueueinfo, 0, pid);
-    emit_self_only(f, __NR_rt_tgsigqueueinfo, 0, pid);
-    /* prlimit64(0, ...) is the process itself; anything else is someone else. */
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 0, 8));
+    /* kill, tgkill, rt_(tg)sigqueueinfo: arg0 == this pid */
+    unsigned short self_block = f->len;
     emit(f, LOAD(ARG_HI(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
     emit(f, LOAD(ARG_LO(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 2, 0));
-    emit(f, RET_ERRNO(EPERM));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0));
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
+    /* prlimit64: arg0 == 0 (itself) or this pid */
+    unsigned short prlimit_block = f->len;
+    emit(f, LOAD(ARG_HI(0)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
+    emit(f, LOAD(ARG_LO(0)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0));
+    emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
+    patch(f, j_clone, clone_block);
+    patch(f, j_prlimit, prlimit_block);
+    for (i = 0; i < 4; i++)
+        patch(f, j_self[i], self_block);
+    for (i = 0; i < sizeof child_denied / sizeof(int); i++)
+        patch(f, j_deny[i], deny);
     return f->len <= MAX_FILTER ? 0 : -1;
 }
 
