@@ -43,7 +43,7 @@ import sysconfig
 import tempfile
 import warnings
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any
 
@@ -169,7 +169,7 @@ class SandboxStatistics(msgspec.Struct, frozen=True):
     last_error: str | None = None
 
 
-def _landlock_read_paths(allowed_packages: Sequence[str]) -> list[str]:
+def _landlock_read_paths(origins: Mapping[str, str]) -> list[str]:
     """What a child may read: the stdlib (not site-packages), shared libraries, zoneinfo."""
     paths: set[str] = set()
     for key in ("stdlib", "platstdlib"):
@@ -190,11 +190,8 @@ def _landlock_read_paths(allowed_packages: Sequence[str]) -> list[str]:
     if libdir and os.path.isdir(libdir):
         paths.update(os.path.join(libdir, e) for e in os.listdir(libdir) if e.startswith("libpython"))
     paths.update(("/etc/ld.so.cache", "/usr/share/zoneinfo", "/etc/localtime"))
-    for name in allowed_packages:
-        spec = importlib.util.find_spec(name) if name.isidentifier() else None
-        if spec is None or not spec.origin:
-            continue
-        pkg_dir = os.path.dirname(spec.origin)
+    for origin in origins.values():  # the allowed packages (see _package_origins)
+        pkg_dir = os.path.dirname(origin)
         paths.add(pkg_dir)
         libs = pkg_dir + ".libs"
         if os.path.isdir(libs):
@@ -213,15 +210,13 @@ def _package_origins(allowed_packages: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _extra_sys_paths(allowed_packages: Sequence[str]) -> list[str]:
+def _extra_sys_paths(origins: Mapping[str, str]) -> list[str]:
     """site-packages directories holding an allowed package, for the worker's sys.path."""
     out: list[str] = []
-    for name in allowed_packages:
-        spec = importlib.util.find_spec(name) if name.isidentifier() else None
-        if spec is not None and spec.origin:
-            parent = os.path.dirname(os.path.dirname(spec.origin))
-            if parent not in out:
-                out.append(parent)
+    for origin in origins.values():
+        parent = os.path.dirname(os.path.dirname(origin))
+        if parent not in out:
+            out.append(parent)
     return out
 
 
@@ -453,7 +448,7 @@ class SandboxPool:
         self._internal_errors = 0
         self._last_error: str | None = None
         self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
-        self._static: tuple[list[str], list[str], str] | None = None
+        self._static: tuple[list[str], list[str], str, dict[str, str]] | None = None
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -470,10 +465,12 @@ class SandboxPool:
         self._started = True
         self._wakeup = asyncio.Condition()
         self._admit = asyncio.Semaphore(self.config.max_jobs or 4 * self._n)
+        origins = _package_origins(self.config.allowed_packages)
         self._static = (
-            _landlock_read_paths(self.config.allowed_packages),
-            _extra_sys_paths(self.config.allowed_packages),
+            _landlock_read_paths(origins),
+            _extra_sys_paths(origins),
             _confine_path(),
+            origins,
         )
         _sweep_stale_scratch()
         if os.getuid() == 0 and self.config.confine:
@@ -511,7 +508,7 @@ class SandboxPool:
 
     async def _spawn(self, index: int) -> _Worker:
         assert self._base is not None and self._static is not None
-        read_paths, extra_paths, confine_path = self._static
+        read_paths, extra_paths, confine_path, origins = self._static
         scratch = os.path.join(self._base, f"w{index}")
         os.makedirs(scratch, mode=0o700, exist_ok=True)
         root = os.getuid() == 0
@@ -528,7 +525,7 @@ class SandboxPool:
             "confine": self.config.confine,
             "read_paths": read_paths,
             "extra_paths": extra_paths,
-            "allowed_packages": _package_origins(self.config.allowed_packages),
+            "allowed_packages": origins,
             "nproc": self.config.nproc,
             "nofile": self.config.nofile,
             "stack_mb": self.config.stack_mb,

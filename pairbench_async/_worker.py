@@ -32,6 +32,7 @@ decodes it as JSON).
 """
 
 import builtins
+import errno
 import fcntl
 import json
 import marshal
@@ -67,7 +68,6 @@ HEADER = struct.Struct("<BI")
 STDERR_TAIL = 4096
 COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
-ENOMEM = 12
 CHANNEL_CAP = 16 * 1024 * 1024
 
 # The only modules a zygote imports on a program's behalf (when its bytecode
@@ -491,7 +491,7 @@ def execute(prog):
     except BaseException as exc:
         report["exc"] = type(exc).__name__
         # numpy's _ArrayMemoryError is a MemoryError; a refused mmap is an ENOMEM OSError
-        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == ENOMEM):
+        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
             report["mem"] = True
         status = 1
         try:

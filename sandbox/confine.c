@@ -174,6 +174,16 @@ struct pb_mount_attr {
 #define PB_MOUNT_ATTR_NODEV 0x00000004ULL
 #define PB_AT_RECURSIVE 0x8000
 
+/* Add read-only (and `extra`) to the mount at path, and to every mount beneath it
+ * when recursive. mount_setattr changes only these flags: a remount would have to
+ * repeat the locked atime and noexec flags a user namespace inherits, or fail. */
+static int set_readonly(const char *path, int recursive, uint64_t extra)
+{
+    struct pb_mount_attr attr = {.attr_set = PB_MOUNT_ATTR_RDONLY | extra};
+    return (int)syscall(__NR_mount_setattr, AT_FDCWD, path, recursive ? PB_AT_RECURSIVE : 0,
+                        &attr, sizeof attr);
+}
+
 #define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
 
@@ -601,11 +611,7 @@ static PyObject *pb_bind_mount(PyObject *self, PyObject *args)
         return NULL;
     if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0)
         return raise_step("bind mount");
-    /* mount_setattr changes only these flags; a remount would have to repeat the
-     * locked atime and noexec flags a user namespace inherits, or fail. */
-    struct pb_mount_attr attr = {.attr_set = PB_MOUNT_ATTR_RDONLY | PB_MOUNT_ATTR_NOSUID |
-                                             PB_MOUNT_ATTR_NODEV};
-    if (syscall(__NR_mount_setattr, AT_FDCWD, target, PB_AT_RECURSIVE, &attr, sizeof attr) != 0)
+    if (set_readonly(target, 1, PB_MOUNT_ATTR_NOSUID | PB_MOUNT_ATTR_NODEV) != 0)
         return raise_step("read-only bind");
     Py_RETURN_NONE;
 }
@@ -1007,9 +1013,7 @@ static PyObject *pb_make_readonly(PyObject *self, PyObject *args)
     int recursive;
     if (!PyArg_ParseTuple(args, "sp", &path, &recursive))
         return NULL;
-    struct pb_mount_attr attr = {.attr_set = PB_MOUNT_ATTR_RDONLY | PB_MOUNT_ATTR_NOSUID};
-    if (syscall(__NR_mount_setattr, AT_FDCWD, path, recursive ? PB_AT_RECURSIVE : 0, &attr,
-                sizeof attr) != 0)
+    if (set_readonly(path, recursive, PB_MOUNT_ATTR_NOSUID) != 0)
         return raise_step("mount_setattr read-only");
     Py_RETURN_NONE;
 }

@@ -485,7 +485,7 @@ def _check_hidden_listing(host: Host, results: list[TestResult]) -> list[str]:
         data = json.loads(results[0].stdout)
     except ValueError:
         return [f"unexpected output {results[0].stdout[:300]!r}"]
-    allowed = {data["cwd"], sys.base_prefix, sys.prefix, *pool_module._extra_sys_paths(("numpy",))}
+    allowed = {data["cwd"], sys.base_prefix, sys.prefix, *pool_module._extra_sys_paths(pool_module._package_origins(("numpy",)))}
     allowed |= {os.path.realpath(p) for p in allowed}
     shown = {}
     for d, entries in data["listing"].items():
