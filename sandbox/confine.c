@@ -53,7 +53,9 @@
  * separate Python calls, and no window where half the layers are on): stdio
  * redirection, chdir to the scratch directory, rlimits (CPU, address space =
  * the zygote's size + budget, file size = output cap, open files, processes,
- * stack, no core), a nested Landlock domain, non-dumpable, a second small
+ * stack, no core), non-dumpable (the Landlock domain is Z's, inherited:
+ * serve() does not nest the same ruleset again, which would copy its ~200
+ * rules on every fork; the one-shot confine() applies it), a second small
  * seccomp filter (no fork, vfork, clone without CLONE_THREAD, execve; signals
  * and prlimit only to itself; no memfd_create or memfd_secret, which
  * RLIMIT_AS does not count; no chmod), then, after the last credential
@@ -849,8 +851,8 @@ PyDoc_STRVAR(confine_zygote_doc,
              "program: the unprivileged uid/gid (uid < 0 keeps the identity), an empty\n"
              "capability set, no_new_privs, the Landlock domain, a non-dumpable flag and,\n"
              "after the last credential change, PDEATHSIG (checked against parent_pid).\n"
-             "The worker's seccomp filter is inherited. The test child adds rlimits, a\n"
-             "nested Landlock domain and the no-fork filter on top.");
+             "The worker's seccomp filter and this Landlock domain are inherited by the\n"
+             "test child, which adds rlimits and the no-fork filter on top.");
 
 static PyObject *pb_confine_zygote(PyObject *self, PyObject *args)
 {
