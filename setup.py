@@ -64,7 +64,7 @@ if not sys.platform.startswith("linux"):
 setup(
     ext_modules=[
         Extension(
-            "pairbench_async._confine",
+            "pairbench_async.sandbox._confine",
             sources=["sandbox/confine.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wstrict-prototypes", "-Wno-missing-field-initializers"],
         )

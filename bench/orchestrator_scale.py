@@ -27,10 +27,10 @@ import time
 
 import psutil
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._records import Instance, Test
-from pairbench_async._runlog import EpisodeRecord, TurnRecord
-from pairbench_async._traces import TraceCache
+from pairbench_async.core.types import Instance, Test
+from pairbench_async.runlog.records import EpisodeRecord, TurnRecord
+from pairbench_async.runner.evaluator import Evaluator, RunConfig
+from pairbench_async.sandbox.traces import TraceCache
 
 REFERENCE = "a, b = map(int, input().split())\nc = a + b\nprint(c)\n"
 BUGGY = "a, b = map(int, input().split())\nc = a - b\nprint(c)\n"
@@ -95,7 +95,7 @@ async def scale(episodes: int, latency: float, runs: int) -> dict[str, object]:
 
 
 async def fixtures_sweep() -> dict[str, object]:
-    from pairbench_async._dataset import load_dataset
+    from pairbench_async.datasets.files import load_dataset
 
     instances = load_dataset().instances
     config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules", concurrency=256)

@@ -26,8 +26,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pairbench_async._pool import SandboxPool
-from pairbench_async._records import Limits, Program, Test
+from pairbench_async.core.types import Limits, Program, Test
+from pairbench_async.sandbox.pool import SandboxPool
 
 TRIVIAL = "a, b = map(int, input().split())\nprint(a + b)\n"
 HEAVY = (

@@ -1,7 +1,7 @@
 """pairbench_async: PAIR-BENCH code-improvement evaluation with a native sandbox."""
 
 
-from ._errors import (
+from .core.errors import (
     BadResponse,
     ClientError,
     ConfigError,
@@ -16,14 +16,7 @@ from ._errors import (
     TransientError,
     WorkerCrashed,
 )
-from ._api import Evaluator, RunConfig, RunStatistics
-from ._dataset import DatasetRead, load_dataset, read_instances, write_instances
-from ._endpoint import EndpointSettings, ModelClient, parse_model_spec
-from ._metrics import ModelMetrics, Trajectory, TurnOutcome, compute_metrics, metrics_by_model
-from ._offline import RulesFeedback, SimCandidate, TurnContext
-from ._pool import SandboxConfig, SandboxPool, SandboxStatistics
-from ._runlog import EpisodeRecord, RunManifest, TurnRecord
-from ._records import (
+from .core.types import (
     SCHEMA_VERSION,
     Checker,
     Instance,
@@ -33,8 +26,14 @@ from ._records import (
     TestResult,
     Verdict,
 )
-
-__version__ = "0.1.0"
+from .core.version import __version__
+from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
+from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
+from .models.offline import RulesFeedback, SimCandidate, TurnContext
+from .report.metrics import ModelMetrics, Trajectory, TurnOutcome, compute_metrics, metrics_by_model
+from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
+from .runner.evaluator import Evaluator, RunConfig, RunStatistics
+from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
 
 __all__ = [
     "BadResponse",
@@ -91,7 +90,7 @@ def __getattr__(name: str) -> object:
     """``OpenAIClient`` is imported on first use: it brings aiohttp, which offline runs,
     reports and dataset tools never need."""
     if name == "OpenAIClient":
-        from ._client import OpenAIClient
+        from .models.client import OpenAIClient
 
         return OpenAIClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m pairbench_async``."""
 
-from ._cli import main
+from .cli.main import main
 
 raise SystemExit(main())

@@ -1,14 +1,14 @@
 /*
- * pairbench_async._confine -- the native half of the sandbox.
+ * pairbench_async.sandbox._confine -- the native half of the sandbox.
  *
  *** Theory of operation ***
  *
  * Untrusted programs (candidate repairs, and references too) run in a tree of
  * three kinds of processes, all started from one small Python file
- * (pairbench_async/_worker.py) that imports this module:
+ * (pairbench_async/sandbox/worker.py) that imports this module:
  *
  *   pool (asyncio, the evaluator)
- *     └─ W  worker: `python -S -I _worker.py`, long-lived, one per core. Never
+ *     └─ W  worker: `python -S -I worker.py`, long-lived, one per core. Never
  *            reads a program or a test; it is the child subreaper of all below.
  *        └─ Z  program zygote, forked from W for each program: confines itself,
  *               then reads and compiles the program and forks one child per test.

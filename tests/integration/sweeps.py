@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._dataset import load_dataset
-from pairbench_async._traces import TraceCache
+from pairbench_async.datasets.files import load_dataset
+from pairbench_async.runner.evaluator import Evaluator, RunConfig
+from pairbench_async.sandbox.traces import TraceCache
 
 
 def offline_sweep(base: Path, config: RunConfig, instances: int) -> Path:

@@ -20,7 +20,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from pairbench_async._build import (
+from pairbench_async.cli.build_dataset import add_build_parser, run_build
+from pairbench_async.core.errors import ResumeMismatch, StoreError
+from pairbench_async.core.types import Completion, Message, Usage
+from pairbench_async.datasets.build import (
     MODEL_ERROR,
     NO_TARGET,
     BuildParams,
@@ -29,12 +32,9 @@ from pairbench_async._build import (
     build_dataset,
     read_log,
 )
-from pairbench_async._build_cli import add_build_parser, run_build
-from pairbench_async._dataset import read_instances
-from pairbench_async._errors import ResumeMismatch, StoreError
-from pairbench_async._pool import SandboxPool
-from pairbench_async._records import Completion, Message, Usage
-from pairbench_async.importers import ImportOptions
+from pairbench_async.datasets.files import read_instances
+from pairbench_async.datasets.importers import ImportOptions
+from pairbench_async.sandbox.pool import SandboxPool
 from tests.integration.fault_server import FaultServer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "importers" / "codeforces_build.jsonl"

@@ -23,7 +23,15 @@ import aiohttp
 import msgspec
 import pytest
 
-from pairbench_async._client import (
+from pairbench_async.core.errors import (
+    BadResponse,
+    ClientError,
+    ConfigError,
+    RateLimited,
+    TransientError,
+)
+from pairbench_async.core.types import Completion, Message, Usage
+from pairbench_async.models.client import (
     ClientStatistics,
     EndpointSettings,
     ModelClient,
@@ -32,14 +40,6 @@ from pairbench_async._client import (
     estimate_tokens,
     parse_model_spec,
 )
-from pairbench_async._errors import (
-    BadResponse,
-    ClientError,
-    ConfigError,
-    RateLimited,
-    TransientError,
-)
-from pairbench_async._records import Completion, Message, Usage
 from tests.integration.fault_server import FaultServer
 
 HELLO = [Message("user", "hello")]

@@ -11,12 +11,16 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._dataset import bundled_dataset, load_dataset, read_instances, write_instances
-from pairbench_async._errors import DatasetError
-from pairbench_async._pool import SandboxPool
-from pairbench_async._records import Instance
-from pairbench_async._shapes import output_shape
-from pairbench_async._traces import TraceCache, _reference_key, _test_key
+from pairbench_async.core.errors import DatasetError
+from pairbench_async.datasets.files import (
+    bundled_dataset,
+    load_dataset,
+    read_instances,
+    write_instances,
+)
+from pairbench_async.protocol.shapes import output_shape
+from pairbench_async.sandbox.pool import SandboxPool
+from pairbench_async.sandbox.traces import TraceCache, _reference_key, _test_key
 
 GOOD = {"id": "a", "problem": "add", "buggy": "print(1)\n", "reference": "print(2)\n",
         "tests": [{"id": "1", "input": "", "output": "2\n"}], "kind": "stdio", "time_limit": 1.0,

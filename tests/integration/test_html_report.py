@@ -22,9 +22,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._api import RunConfig
-from pairbench_async._errors import ConfigError
-from pairbench_async._html import (
+from pairbench_async.cli.report import add_report_arguments, report_command
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.report.html import (
     build_report,
     draw_figures,
     html_table,
@@ -33,11 +33,11 @@ from pairbench_async._html import (
     render_html,
     render_markdown,
 )
-from pairbench_async._metrics import ModelMetrics
-from pairbench_async._report import leaderboard, leaderboard_json
-from pairbench_async._report_cli import add_report_arguments, report_command
-from pairbench_async._runlog import Record, TurnRecord
-from pairbench_async._store import read_manifest, read_records
+from pairbench_async.report.leaderboard import leaderboard, leaderboard_json
+from pairbench_async.report.metrics import ModelMetrics
+from pairbench_async.runlog.records import Record, TurnRecord
+from pairbench_async.runlog.store import read_manifest, read_records
+from pairbench_async.runner.evaluator import RunConfig
 from tests.integration.sweeps import offline_sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -245,7 +245,7 @@ def test_tables_v_and_vi_only_with_several_runs(run_dir: Path) -> None:
 
 
 def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path) -> None:
-    from pairbench_async._ranking import footrule, metric_ranks
+    from pairbench_async.report.ranking import footrule, metric_ranks
 
     records, _ = read_records(run_dir)
     report = build_report(records, read_manifest(run_dir))
@@ -259,9 +259,9 @@ def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path
 
 
 def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
-    from pairbench_async._layout import _repair_at_k_table
-    from pairbench_async._metrics import repair_at_k
-    from pairbench_async._report import trajectories
+    from pairbench_async.report.layout import _repair_at_k_table
+    from pairbench_async.report.leaderboard import trajectories
+    from pairbench_async.report.metrics import repair_at_k
 
     records, _ = read_records(run_dir)
     report = build_report(records, read_manifest(run_dir))
@@ -370,7 +370,7 @@ async def test_page_loads_in_headless_chromium_without_errors(
 
 def test_unprotected_protocols_are_marked_in_every_output(tmp_path: Path) -> None:
     """``test`` shows the candidate a hidden test: the text, HTML and Markdown say so."""
-    from pairbench_async._report import render_text
+    from pairbench_async.report.leaderboard import render_text
 
     config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules",
                        protocols=["pair", "test"], turns=2, concurrency=8)

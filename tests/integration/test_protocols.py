@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._baselines import BASELINES, PROTECTED, SIMPLE_FEEDBACK
-from pairbench_async._records import Completion, Instance, Message, Test, Usage
-from pairbench_async._runlog import EpisodeRecord, TurnRecord
-from pairbench_async._traces import TraceCache
+from pairbench_async.core.types import Completion, Instance, Message, Test, Usage
+from pairbench_async.protocol.baselines import SIMPLE_FEEDBACK
+from pairbench_async.protocol.protocols import BASELINES, PROTOCOLS
+
+PROTECTED = {name for name, p in PROTOCOLS.items() if p.protected}
+from pairbench_async.runlog.records import EpisodeRecord, TurnRecord
+from pairbench_async.runner.evaluator import Evaluator, RunConfig
+from pairbench_async.sandbox.traces import TraceCache
 
 CANARY = "CANARY7f3a"
 INSTANCE = Instance(

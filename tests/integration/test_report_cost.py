@@ -9,12 +9,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._api import RunConfig
-from pairbench_async._errors import ConfigError
-from pairbench_async._report import leaderboard, leaderboard_json
-from pairbench_async._report_cli import add_report_arguments, report_command
-from pairbench_async._runlog import TurnRecord
-from pairbench_async._store import read_records
+from pairbench_async.cli.report import add_report_arguments, report_command
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.report.leaderboard import leaderboard, leaderboard_json
+from pairbench_async.runlog.records import TurnRecord
+from pairbench_async.runlog.store import read_records
+from pairbench_async.runner.evaluator import RunConfig
 from tests.integration.sweeps import offline_sweep
 from tests.integration.test_html_report import _assert_not_blank, _load_in_chromium
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from pairbench_async._api import Evaluator, RunConfig
-from pairbench_async._dataset import load_dataset
-from pairbench_async._pool import SandboxPool
-from pairbench_async._records import Completion, Instance, Message, Test, Usage
-from pairbench_async._report import leaderboard, leaderboard_json
-from pairbench_async._runlog import EpisodeRecord, TurnRecord
-from pairbench_async._store import read_records
-from pairbench_async._traces import TraceCache
+from pairbench_async.core.types import Completion, Instance, Message, Test, Usage
+from pairbench_async.datasets.files import load_dataset
+from pairbench_async.report.leaderboard import leaderboard, leaderboard_json
+from pairbench_async.runlog.records import EpisodeRecord, TurnRecord
+from pairbench_async.runlog.store import read_records
+from pairbench_async.runner.evaluator import Evaluator, RunConfig
+from pairbench_async.sandbox.pool import SandboxPool
+from pairbench_async.sandbox.traces import TraceCache
 from tests.integration.fault_server import FaultServer
 
 FEW = load_dataset().instances[:4]
@@ -154,7 +154,7 @@ def test_cli_run_and_report_agree(tmp_path: Path) -> None:
 
 
 def test_sweep_runs_every_grid_point(tmp_path: Path) -> None:
-    from pairbench_async._run_cli import parse_sweep
+    from pairbench_async.cli.run import parse_sweep
 
     assert parse_sweep(["turns=1,2", "scenario-turns=2,3"]) == [
         {"turns": 1, "scenario-turns": 2}, {"turns": 1, "scenario-turns": 3},

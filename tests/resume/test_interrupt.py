@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pairbench_async._runlog import EpisodeRecord
-from pairbench_async._store import read_records
+from pairbench_async.runlog.records import EpisodeRecord
+from pairbench_async.runlog.store import read_records
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pairbench_async import _pool as pool_module
-from pairbench_async._pool import SandboxConfig, SandboxPool
-from pairbench_async._records import Limits, Program, Test, Verdict
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox.pool import SandboxPool
 
 IS_ROOT = os.getuid() == 0
 SANITY = Program(source="print(int(input()) * 2)\n")

@@ -101,7 +101,7 @@ def _child(name: str) -> dict[str, Any]:
     import msgspec
 
     from pairbench_async import Limits, Program, SandboxPool, Test
-    from pairbench_async import _pool
+    from pairbench_async.sandbox import pool as _pool
 
     kind, source, answer, trace = ATTACKS[name]
     decode_times: list[float] = []
@@ -261,8 +261,8 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
                   trace: bool = False, source: str = "def f():\n    return 1\n") -> Any:
     import asyncio
 
-    from pairbench_async._pool import _FLAG_CONFINED, _RESULT, _decode_result, _Job
-    from pairbench_async._records import Checker, Limits, Program
+    from pairbench_async.core.types import Checker, Limits, Program
+    from pairbench_async.sandbox.pool import _FLAG_CONFINED, _RESULT, _decode_result, _Job
 
     program = (Program(source=source, kind="call", entry_point="f") if program_kind == "call"
                else Program(source=source))
@@ -278,8 +278,8 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
 def test_the_size_bound_is_relative_to_the_expected_value() -> None:
     import msgspec
 
-    from pairbench_async._pool import _VALUE_FACTOR, _VALUE_MARGIN
-    from pairbench_async._records import Test, Verdict
+    from pairbench_async.core.types import Test, Verdict
+    from pairbench_async.sandbox.pool import _VALUE_FACTOR, _VALUE_MARGIN
 
     expected = "x" * 100_000
     bound = _VALUE_FACTOR * len(msgspec.json.encode(expected)) + _VALUE_MARGIN
@@ -300,7 +300,7 @@ def test_a_test_without_expected_value_keeps_the_value_whole() -> None:
     """How a reference's calls are recorded: the value is what the caller asked for."""
     import msgspec
 
-    from pairbench_async._records import Test, Verdict
+    from pairbench_async.core.types import Test, Verdict
 
     value = [[i, "v" * 10] for i in range(100_000)]  # ~1.9 MB of JSON
     r = _decode_frame("call", Test(id="record", args=[]),
@@ -310,8 +310,8 @@ def test_a_test_without_expected_value_keeps_the_value_whole() -> None:
 
 
 def test_stdout_kept_is_bounded_by_the_expected_output() -> None:
-    from pairbench_async._pool import _KEEP_OUTPUT, _OUTPUT_FACTOR
-    from pairbench_async._records import Test, Verdict
+    from pairbench_async.core.types import Test, Verdict
+    from pairbench_async.sandbox.pool import _KEEP_OUTPUT, _OUTPUT_FACTOR
 
     out = b"5" + b" " * (4 * MIB)
     r = _decode_frame("stdio", Test(id="t", input="", output="5\n"), out=out)
@@ -324,7 +324,7 @@ def test_stdout_kept_is_bounded_by_the_expected_output() -> None:
 
 
 def test_traced_lines_are_bounded_by_the_program() -> None:
-    from pairbench_async._records import Test, Verdict
+    from pairbench_async.core.types import Test, Verdict
 
     source = "x = 1\n" * 50_000 + "def f():\n    return 1\n"
     lines = list(range(1, 50_003))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -24,22 +25,22 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pairbench_async import _pool as pool_module
-from pairbench_async._pool import SandboxConfig, SandboxPool
-from pairbench_async._records import Limits, Program, Test, Verdict
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from hostile import CASES, ORDINARY, Case  # noqa: E402
 
-WORKER = Path(__import__("pairbench_async._worker").__file__).parent / "_worker.py"
+WORKER = Path(importlib.import_module("pairbench_async.sandbox.worker").__file__ or "")
 IS_ROOT = os.getuid() == 0
 SANITY = Program(source="print(int(input()) * 2)\n")
 SANITY_TESTS = [Test(id="s1", input="21\n", output="42\n")]
 
 
-HIDDEN_TREES = tuple(os.path.realpath(p) for p in __import__("pairbench_async._worker").
-                     _worker.HIDDEN)
+HIDDEN_TREES = tuple(os.path.realpath(p) for p in
+                     importlib.import_module("pairbench_async.sandbox.worker").HIDDEN)
 
 
 def hidden(path: Path | str) -> bool:

@@ -35,9 +35,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pairbench_async import _pool as pool_module
-from pairbench_async._pool import UID_FLOOR, SandboxConfig, SandboxPool
-from pairbench_async._records import Limits, Program, Test, TestResult, Verdict
+from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
+from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox.pool import UID_FLOOR, SandboxConfig, SandboxPool
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"

@@ -9,8 +9,8 @@ import anyio
 import msgspec
 import pytest
 
-from pairbench_async._pool import SandboxConfig, SandboxPool, _Worker
-from pairbench_async._records import Checker, Limits, Program, Test, Verdict
+from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
+from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool, _Worker
 
 ADD = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 

@@ -24,8 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pairbench_async import _pool as pool_module
-from pairbench_async._pool import (
+from pairbench_async.core.types import Checker, Limits, Program, Test, TestResult, Verdict
+from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox.pool import (
     _FLAG_CONFINED,
     _FLAG_WALL_TIMEOUT,
     _MAX_DEPTH,
@@ -35,7 +36,6 @@ from pairbench_async._pool import (
     _decode_result,
     _Job,
 )
-from pairbench_async._records import Checker, Limits, Program, Test, TestResult, Verdict
 
 SANE = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 SANE_TESTS = [Test(id="sane", input="2 3\n", output="5\n")]

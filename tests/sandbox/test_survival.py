@@ -28,10 +28,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pairbench_async import _pool as pool_module
-from pairbench_async._errors import SandboxError
-from pairbench_async._pool import SandboxConfig, SandboxPool
-from pairbench_async._records import Limits, Program, Test, Verdict
+from pairbench_async.core.errors import SandboxError
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 IS_ROOT = os.getuid() == 0
 

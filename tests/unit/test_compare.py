@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pairbench_async._compare import compare_output, values_equal
-from pairbench_async._records import Checker
+from pairbench_async.core.types import Checker
+from pairbench_async.sandbox.compare import compare_output, values_equal
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pairbench_async import _compare
-from pairbench_async._compare import compare_output, values_equal
-from pairbench_async._records import Checker
+from pairbench_async.core.types import Checker
+from pairbench_async.sandbox import compare as _compare
+from pairbench_async.sandbox.compare import compare_output, values_equal
 
 C = Checker()
 EXACT_NUMBERS = Checker(abs_tol=0, rel_tol=0)

@@ -13,21 +13,20 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._client import EndpointSettings
-from pairbench_async._errors import ConfigError
-from pairbench_async._html import build_report, render_markdown
-from pairbench_async._models import load_model_config, load_prices, price_book
-from pairbench_async._records import Usage
-from pairbench_async._report import (
-    Price,
-    PriceBook,
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import Usage
+from pairbench_async.models.client import EndpointSettings
+from pairbench_async.models.prices import Price, PriceBook
+from pairbench_async.models.specs import load_model_config, load_prices, price_book
+from pairbench_async.report.cost import (
     cost_summary,
     format_cost,
     render_tokens_text,
     token_rows,
     tokens_json,
 )
-from pairbench_async._runlog import CallRecord, EpisodeRecord, Record, TurnRecord
+from pairbench_async.report.html import build_report, render_markdown
+from pairbench_async.runlog.records import CallRecord, EpisodeRecord, Record, TurnRecord
 
 CONFIG = """
 [defaults]

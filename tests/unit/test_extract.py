@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairbench_async._extract import extract_code
+from pairbench_async.protocol.extract import extract_code
 
 PROGRAM = "n = int(input())\nprint(n * 2)\n"
 

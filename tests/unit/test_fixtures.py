@@ -35,8 +35,8 @@ from fixtures.runner import (  # noqa: E402
     run_stdio,
     stdio_failure,
 )
-from pairbench_async._errors import DatasetError  # noqa: E402
-from pairbench_async._records import Checker, Instance  # noqa: E402
+from pairbench_async.core.errors import DatasetError  # noqa: E402
+from pairbench_async.core.types import Checker, Instance  # noqa: E402
 
 
 def _load(name: str) -> list[Instance]:

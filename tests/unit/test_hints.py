@@ -5,8 +5,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._hints import (
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import Instance, Verdict
+from pairbench_async.core.types import Test as HiddenTest
+from pairbench_async.core.types import TestResult as Result
+from pairbench_async.protocol.hints import (
     EVIDENCE_FIELDS,
     HINT_LEVELS,
     Evidence,
@@ -20,10 +23,7 @@ from pairbench_async._hints import (
     render_evidence,
     summarize_mismatch,
 )
-from pairbench_async._records import Instance, Verdict
-from pairbench_async._records import Test as HiddenTest
-from pairbench_async._records import TestResult as Result
-from pairbench_async._scenarios import Scenario
+from pairbench_async.protocol.scenarios import Scenario
 
 EvidenceRow = FailureEvidence
 

@@ -6,9 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._hints import HINT_LEVELS, Evidence, fallback_hint
-from pairbench_async._leakage import (
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import Instance, Message
+from pairbench_async.core.types import Test as HiddenTest
+from pairbench_async.protocol.hints import HINT_LEVELS, Evidence, fallback_hint
+from pairbench_async.protocol.leakage import (
     HiddenData,
     HintAttempt,
     ValidationPolicy,
@@ -21,8 +23,6 @@ from pairbench_async._leakage import (
     review,
     validate_hint,
 )
-from pairbench_async._records import Instance, Message
-from pairbench_async._records import Test as HiddenTest
 
 PROBLEM = (
     "Given n numbers, print how many pairs (i, j) with i < j have equal values. "
@@ -344,7 +344,7 @@ def test_quotes_from_the_head_of_a_huge_input_are_caught() -> None:
 
 
 def test_verdicts_are_memoised_per_hidden_data_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pairbench_async._leakage as leakage
+    import pairbench_async.protocol.leakage as leakage
 
     hidden = HiddenData(inputs=HIDDEN.inputs, outputs=HIDDEN.outputs, reference=REFERENCE)
     calls: list[str] = []

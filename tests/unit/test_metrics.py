@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairbench_async._metrics import (
+from pairbench_async.report.metrics import (
     METRIC_NAMES,
     ClosureDistribution,
     ModelMetrics,
@@ -29,7 +29,6 @@ from pairbench_async._metrics import (
     closure_distribution,
     compute_metrics,
     cumulative_final_fix,
-    repair_at_k,
     first_fix_turn,
     gap_closure,
     group_key,
@@ -42,6 +41,7 @@ from pairbench_async._metrics import (
     pass_rates,
     preservation_rate,
     progress_monotonicity,
+    repair_at_k,
     repair_rate,
     scenario_closures,
     targeted_repair_success,
@@ -466,8 +466,8 @@ def test_trajectory_round_trips_and_decoding_validates() -> None:
 def test_metrics_module_is_pure() -> None:
     """The protocol core imports no I/O, process or clock module."""
     forbidden = {"asyncio", "aiohttp", "anyio", "os", "subprocess", "socket", "time", "random"}
-    package = pathlib.Path(__file__).resolve().parents[2] / "pairbench_async"
-    for name in ("_metrics.py", "_ranking.py"):
+    package = pathlib.Path(__file__).resolve().parents[2] / "pairbench_async" / "report"
+    for name in ("metrics.py", "ranking.py"):
         tree = ast.parse((package / name).read_text())
         imported: set[str] = set()
         for node in ast.walk(tree):

@@ -20,13 +20,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pairbench_async._client import ModelClient
-from pairbench_async._dataset import load_dataset
-from pairbench_async._errors import ClientError, ConfigError
-from pairbench_async._extract import extract_code
-from pairbench_async._hints import Evidence, build_evidence, hint_level, mask_evidence
-from pairbench_async._leakage import HiddenData, hidden_data, produce_hint, validate_hint
-from pairbench_async._offline import (
+from pairbench_async.core.errors import ClientError, ConfigError
+from pairbench_async.core.types import Instance, Message, TestResult, Verdict
+from pairbench_async.core.types import Test as HiddenTest
+from pairbench_async.datasets.files import load_dataset
+from pairbench_async.models.client import ModelClient
+from pairbench_async.models.offline import (
     LEVEL_FACTORS,
     REGRESSION_RATE,
     TARGET_FACTOR,
@@ -36,12 +35,13 @@ from pairbench_async._offline import (
     parse_offline_spec,
     stable_seed,
 )
-from pairbench_async._pool import SandboxPool
-from pairbench_async._prompts import initial_prompt
-from pairbench_async._records import Instance, Message, TestResult, Verdict
-from pairbench_async._records import Test as HiddenTest
-from pairbench_async._scenarios import Scenario, group_failures, sample_representatives
-from pairbench_async._shapes import output_shape
+from pairbench_async.protocol.extract import extract_code
+from pairbench_async.protocol.hints import Evidence, build_evidence, hint_level, mask_evidence
+from pairbench_async.protocol.leakage import HiddenData, hidden_data, produce_hint, validate_hint
+from pairbench_async.protocol.prompts import initial_prompt
+from pairbench_async.protocol.scenarios import Scenario, group_failures, sample_representatives
+from pairbench_async.protocol.shapes import output_shape
+from pairbench_async.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANCES = load_dataset().instances
@@ -141,8 +141,8 @@ def test_constructor_checks_its_arguments() -> None:
 
 def test_stable_seed_does_not_depend_on_the_hash_seed() -> None:
     code = (
-        "from pairbench_async._offline import stable_seed, SimCandidate, TurnContext\n"
-        "from pairbench_async._dataset import load_dataset\n"
+        "from pairbench_async.models.offline import stable_seed, SimCandidate, TurnContext\n"
+        "from pairbench_async.datasets.files import load_dataset\n"
         "inst = load_dataset().instances[5]\n"
         "sim = SimCandidate(0.5)\n"
         "out = [stable_seed('x', 1, inst.id)]\n"

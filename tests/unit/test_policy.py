@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._policy import (
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import TestResult as Result
+from pairbench_async.core.types import Verdict
+from pairbench_async.protocol.policy import (
     Plan,
     PolicyConfig,
     PolicyState,
@@ -20,10 +22,8 @@ from pairbench_async._policy import (
     plan,
     start,
 )
-from pairbench_async._records import TestResult as Result
-from pairbench_async._records import Verdict
-from pairbench_async._scenarios import Scenario, ScenarioConfig, group_failures
-from pairbench_async._shapes import Shape
+from pairbench_async.protocol.scenarios import Scenario, ScenarioConfig, group_failures
+from pairbench_async.protocol.shapes import Shape
 
 # Three regions of three tests each: A (wrong value, widest trace), B (timeout), C (crash).
 SPECS: dict[str, tuple[list[int], Shape, Result]] = {

@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._precision import (
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import Instance, Test
+from pairbench_async.report.precision import (
     VERDICT_KEYS,
     EditSet,
     PrecisionSummary,
@@ -35,8 +36,7 @@ from pairbench_async._precision import (
     turn_precision,
     verdict_mix,
 )
-from pairbench_async._records import Instance, Test
-from pairbench_async._runlog import EpisodeRecord, Record, TurnRecord
+from pairbench_async.runlog.records import EpisodeRecord, Record, TurnRecord
 
 # The buggy program of most cases: six lines, numbered as written.
 BUGGY = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\n"

@@ -15,16 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairbench_async._extract import extract_code
-from pairbench_async._hints import build_evidence
-from pairbench_async._leakage import HintOutcome, hidden_data, produce_hint, validate_hint
-from pairbench_async._policy import PolicyConfig, Stop, observe, plan, start
-from pairbench_async._prompts import TurnSummary, fenced, initial_prompt, turn_prompt
-from pairbench_async._records import Instance, Message, Mismatch, Verdict
-from pairbench_async._records import Test as HiddenTest
-from pairbench_async._records import TestResult as Result
-from pairbench_async._scenarios import Scenario
-from pairbench_async._shapes import Shape, output_shape
+from pairbench_async.core.types import Instance, Message, Mismatch, Verdict
+from pairbench_async.core.types import Test as HiddenTest
+from pairbench_async.core.types import TestResult as Result
+from pairbench_async.protocol.extract import extract_code
+from pairbench_async.protocol.hints import build_evidence
+from pairbench_async.protocol.leakage import HintOutcome, hidden_data, produce_hint, validate_hint
+from pairbench_async.protocol.policy import PolicyConfig, Stop, observe, plan, start
+from pairbench_async.protocol.prompts import TurnSummary, fenced, initial_prompt, turn_prompt
+from pairbench_async.protocol.scenarios import Scenario
+from pairbench_async.protocol.shapes import Shape, output_shape
 
 CANARY = "CANARY_7f3a"
 

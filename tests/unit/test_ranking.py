@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pairbench_async._metrics import METRIC_NAMES, ModelMetrics
-from pairbench_async._ranking import (
+from pairbench_async.report.metrics import METRIC_NAMES, ModelMetrics
+from pairbench_async.report.ranking import (
     HIGHER_IS_BETTER,
     TABLE_IV_METRICS,
     TABLE_V_METRICS,

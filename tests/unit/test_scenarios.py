@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._records import TestResult as Result
-from pairbench_async._records import Verdict
-from pairbench_async._scenarios import (
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import TestResult as Result
+from pairbench_async.core.types import Verdict
+from pairbench_async.protocol.scenarios import (
     Grouping,
     Scenario,
     ScenarioConfig,
@@ -24,7 +24,7 @@ from pairbench_async._scenarios import (
     signature,
     with_tests,
 )
-from pairbench_async._shapes import Shape
+from pairbench_async.protocol.shapes import Shape
 
 Spec = tuple[Sequence[int], Shape, Verdict, str | None]
 
@@ -284,9 +284,9 @@ def test_grouping_partitions_the_failing_set(
 def test_targets_of_every_grouping_level_round_trip_through_the_record_log(max_scenarios: int) -> None:
     """A back-off drops the trace (shape_type) and the shape (type): the record must say so
     and still decode (a sweep once wrote ``"shape": null`` its own reader refused)."""
-    from pairbench_async._episode import target_record
-    from pairbench_async._policy import Plan
-    from pairbench_async._runlog import Record, TurnRecord
+    from pairbench_async.protocol.policy import Plan
+    from pairbench_async.runlog.records import Record, TurnRecord
+    from pairbench_async.runner.episode import target_record
 
     shapes: list[Shape] = ["token", "line", "grid"]
     specs: dict[str, Spec] = {

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pairbench_async._records import Test as HiddenTest
-from pairbench_async._shapes import SHAPES, output_shape, text_shape, value_shape
+from pairbench_async.core.types import Test as HiddenTest
+from pairbench_async.protocol.shapes import SHAPES, output_shape, text_shape, value_shape
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from pairbench_async._errors import ResumeMismatch, StoreError
-from pairbench_async._runlog import EpisodeRecord, RunManifest, TurnRecord
-from pairbench_async._store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
+from pairbench_async.core.errors import ResumeMismatch, StoreError
+from pairbench_async.runlog.records import EpisodeRecord, RunManifest, TurnRecord
+from pairbench_async.runlog.store import (
+    RecordWriter,
+    check_resume,
+    read_manifest,
+    read_records,
+    write_manifest,
+)
 
 
 def turn(t: int) -> TurnRecord:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pairbench_async._errors import ConfigError
-from pairbench_async._prompts import TurnSummary, initial_prompt, turn_prompt
-from pairbench_async._records import Instance, Test
-from pairbench_async._styles import STYLES, apply_styles
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.core.types import Instance, Test
+from pairbench_async.protocol.prompts import TurnSummary, initial_prompt, turn_prompt
+from pairbench_async.protocol.styles import STYLES, apply_styles
 
 INST = Instance(id="x", kind="call", entry_point="f", time_limit=1.0, memory_limit_mb=64,
                 problem="def f(n):\n    Return n squared.", reference="def f(n):\n    return n * n\n",

@@ -1,0 +1,172 @@
+"""The command line: argparse in, exit code out.
+
+Subcommands import what they need lazily, so that ``exec`` (which is timed from
+its own start) does not pay for HTTP clients or progress bars.
+
+Exit codes: 0 success (whatever the verdicts), 1 a finding the command exists to
+report (e.g. ``validate`` found problems), 2 bad arguments or input files,
+3 the sandbox could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+from ..core.errors import ConfigError, PairbenchError, SandboxError, StoreError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX = 0, 1, 2, 3
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
+def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="sandbox worker processes (default: the number of cores)")
+    p.add_argument("--require-full-confinement", action="store_true",
+                   help="refuse to run when a confinement mechanism is missing")
+    p.add_argument("--no-confine", action="store_true",
+                   help="run with no confinement at all (benchmarking only; never for untrusted code)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m pairbench_async",
+        description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
+    )
+    sub = parser.add_subparsers(dest="command")
+
+    from .run import add_run_arguments
+
+    run = sub.add_parser("run", help="run a sweep (the default command)",
+                         description="Run PAIR-BENCH episodes and print the leaderboard. With no "
+                         "arguments: the bundled fixtures, candidates sim:0.3 and sim:0.8, feedback rules.")
+    add_run_arguments(run)
+    rep = sub.add_parser("report", help="the leaderboard of a run directory (text, JSON, HTML, Markdown)",
+                         description="Tables and figures of a run, from its records.")
+    from .report import add_report_arguments
+
+    add_report_arguments(rep)
+
+    ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
+                        description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
+                        "sandbox; print one JSON object per test, in test order.")
+    ex.add_argument("program", metavar="PROGRAM", help="Python source file")
+    ex.add_argument("--tests", required=True, metavar="TESTS.jsonl",
+                    help='stdio {"id","input","output"} or call {"id","args","kwargs","expected"}')
+    ex.add_argument("--time-limit", type=_positive_float, default=2.0, metavar="SECONDS",
+                    help="CPU seconds per test (default 2)")
+    ex.add_argument("--wall-limit", type=_positive_float, default=None, metavar="SECONDS",
+                    help="wall-clock seconds per test (default 3 x time limit + 1)")
+    ex.add_argument("--memory-limit", type=_positive_int, default=256, metavar="MB",
+                    help="memory budget in MB (default 256)")
+    ex.add_argument("--output-limit", type=_positive_int, default=8 * 1024 * 1024, metavar="BYTES",
+                    help="stdout bytes kept; more is OLE (default 8 MiB)")
+    ex.add_argument("--entry", metavar="NAME", help="entry point for function-call tests")
+    ex.add_argument("--trace", action="store_true",
+                    help="record the executed lines of the program (reference traces)")
+    ex.add_argument("--checker", choices=("tokens", "exact"), default="tokens",
+                    help="output comparison (default: tokens, numbers within 1e-8)")
+    ex.add_argument("--float-tol", type=float, default=1e-8, metavar="TOL",
+                    help="absolute and relative tolerance for numeric tokens (default 1e-8)")
+    _add_sandbox_flags(ex)
+
+    va = sub.add_parser("validate", help="check a dataset: references pass, buggy pass rates",
+                        description="Run every reference (must pass all its tests) and every buggy "
+                        "program (its pass rate is reported) in the sandbox. Default dataset: the "
+                        "bundled fixtures.")
+    va.add_argument("dataset", nargs="*", metavar="DATASET", help="JSON Lines instance files")
+    va.add_argument("--json", action="store_true", help="print a JSON summary")
+    va.add_argument("--verbose", action="store_true", help="with --json: include every instance")
+    va.add_argument("--skip-invalid", action="store_true",
+                    help="skip (and count) malformed lines instead of stopping at the first")
+    va.add_argument("--pass-rate", default="0.10:0.55", metavar="LO:HI",
+                    help="expected buggy pass-rate range (outside it: a warning)")
+    _add_sandbox_flags(va)
+
+    from .import_ import add_import_parser
+
+    add_import_parser(sub)
+    from .build_dataset import add_build_parser
+
+    add_build_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m pairbench_async``; returns the exit code."""
+    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"run", "report", "exec", "validate", "import", "build-dataset"}
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
+        argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "exec":
+            from .exec import exec_command
+
+            return asyncio.run(exec_command(args))
+        if args.command == "run":
+            from .run import run_command, run_loop
+
+            return run_loop(run_command(args))
+        if args.command == "report":
+            from .report import report_command
+
+            return asyncio.run(report_command(args))
+        if args.command == "import":
+            from .import_ import run_import
+
+            return asyncio.run(run_import(args))
+        if args.command == "build-dataset":
+            from .build_dataset import run_build
+
+            return asyncio.run(run_build(args))
+        if args.command == "validate":
+            from .validate import validate_command
+
+            return asyncio.run(validate_command(args))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SandboxError as exc:
+        print(f"sandbox error: {exc}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except PairbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_SANDBOX
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`report DIR | head`): not an error of ours; keep the
+        # interpreter's flush at exit from raising again on the dead pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    parser.error(f"unknown command {args.command!r}")
+    return EXIT_USAGE

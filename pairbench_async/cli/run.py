@@ -1,0 +1,198 @@
+"""``python -m pairbench_async [run]`` and ``report``: the sweep and its leaderboard.
+
+With no arguments the run sweeps the bundled fixtures with two simulated candidates
+of different skill (``sim:0.3``, ``sim:0.8``) and the ``rules`` feedback model into
+a fresh directory under ``runs/``, shows a progress bar and ends with the
+leaderboard. SIGINT/SIGTERM stop it cleanly: in-flight turns are abandoned, every
+record already written stays valid, and ``--resume --out DIR`` continues.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import signal
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+
+from ..core.errors import ConfigError
+
+__all__ = ["add_run_arguments", "run_command", "run_loop"]
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", nargs="+", metavar="PATH", help="instance files (default: bundled fixtures)")
+    p.add_argument("--candidate", nargs="+", metavar="SPEC",
+                   help="candidate models: sim:SKILL[?latency=S], openai:MODEL[@URL], replay:PATH "
+                   "(default: sim:0.3 sim:0.8)")
+    p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
+    p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
+                   help="pair (default); baselines: nohint vanilla simple compiler test human paragraph "
+                   "sentence code rephrase selfcritique (several: each its own episodes)")
+    p.add_argument("--concurrency", type=int, default=64, metavar="N", help="episodes in flight (default 64)")
+    p.add_argument("--runs", type=int, default=1, metavar="K", help="repeated runs with derived seeds")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--turns", type=int, default=10, metavar="A", help="alpha: hinted turns (default 10)")
+    p.add_argument("--scenario-turns", type=int, default=3, metavar="B",
+                   help="beta: turns per scenario (default 3)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: a new runs/<time>)")
+    p.add_argument("--resume", action="store_true", help="continue the run recorded in --out")
+    p.add_argument("--config", metavar="FILE", help="TOML file with per-model endpoint settings")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
+    p.add_argument("--temperature", type=float, default=None)
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
+                   help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
+    p.add_argument("--obfuscate", action="store_true",
+                   help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
+    p.add_argument("--minimal-edit", action="store_true",
+                   help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
+    p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
+    p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
+                   help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
+                   "min-scenario-size, representatives, hint-budget), one subdirectory each")
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    if args.out:
+        return Path(args.out)
+    if args.resume:
+        raise ConfigError("--resume needs --out DIR (the run to continue)")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for k in range(1000):
+        p = Path("runs") / (stamp if k == 0 else f"{stamp}-{k}")
+        if not p.exists():
+            return p
+    raise ConfigError("cannot find a fresh directory under runs/")
+
+
+_SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
+              "min-scenario-size": "min_scenario_size", "representatives": "representatives",
+              "hint-budget": "hint_budget"}
+
+
+def parse_sweep(items: list[str] | None) -> list[dict[str, int]]:
+    """``turns=10,15 scenario-turns=2,3`` -> every combination, in a stable order."""
+    if not items:
+        return [{}]
+    axes: list[tuple[str, list[int]]] = []
+    for item in items:
+        key, _, values = item.partition("=")
+        if key not in _SWEEPABLE or not values:
+            raise ConfigError(f"--sweep {item!r}: expected KEY=V1,V2 with KEY in {', '.join(_SWEEPABLE)}")
+        try:
+            axes.append((key, [int(v) for v in values.split(",")]))
+        except ValueError:
+            raise ConfigError(f"--sweep {item!r}: values must be integers") from None
+    return [dict(zip([k for k, _ in axes], combo, strict=True))
+            for combo in itertools.product(*(v for _, v in axes))]
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    from ..datasets.files import load_dataset
+    from ..report.leaderboard import leaderboard, render_text
+    from ..runlog.store import read_records
+    from ..runner.evaluator import Evaluator, RunConfig
+    from ..sandbox.pool import SandboxConfig, SandboxPool
+
+    read = load_dataset(args.dataset)
+    instances = read.instances[: args.limit] if args.limit else read.instances
+    if not instances:
+        raise ConfigError("no instances to run")
+    base = RunConfig(
+        candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
+        protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
+        scenario_turns=args.scenario_turns, concurrency=args.concurrency,
+        temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
+        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
+    )
+    grid = parse_sweep(args.sweep)
+    root = _out_dir(args)
+    plan = []
+    for point in grid:
+        config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
+        sub = root / "_".join(f"{k}={v}" for k, v in point.items()) if point else root
+        plan.append((point, config, sub))
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def stop() -> None:
+        nonlocal interrupted
+        interrupted = True
+        if main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    out = root
+    try:
+        async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
+            for point, config, out in plan:
+                print(f"pairbench_async: {len(instances)} instances x {len(config.candidates)} candidates x "
+                      f"{len(config.protocols)} protocols x {config.runs} runs"
+                      + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
+                ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
+                               dataset_paths=[str(p) for p in (args.dataset or [])])
+                async with ev:
+                    await _consume(ev, instances, args.no_progress)
+                records, _ = read_records(out)
+                if point:
+                    print(f"\n== {', '.join(f'{k}={v}' for k, v in point.items())} ==")
+                print(render_text(leaderboard(records)))
+                stats = ev.statistics()
+                print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
+                      f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
+                      f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        print(f"\ninterrupted: records so far are in {out}; continue with --resume --out {root}",
+              file=sys.stderr)
+        return 130
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+async def _consume(ev: object, instances: list[object], quiet: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..runlog.records import EpisodeRecord
+
+    progress = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.fields[info]}"), disable=quiet, transient=False,
+                        console=_stderr_console())
+    with progress:
+        task = None
+        t0 = time.monotonic()
+        async for record in ev.run(instances):  # type: ignore[attr-defined]
+            s = ev.statistics()  # type: ignore[attr-defined]
+            if task is None:
+                task = progress.add_task("run", total=s.episodes_total, completed=s.episodes_skipped, info="")
+            if isinstance(record, EpisodeRecord):
+                progress.advance(task)
+            rate = s.tests_run / max(1e-9, time.monotonic() - t0)
+            progress.update(task, info=f"turns {s.turns}  tests/s {rate:,.0f}  tokens "
+                            f"{s.prompt_tokens + s.completion_tokens:,}  errors {s.errors}")
+
+
+def _stderr_console() -> object:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def run_loop(coro: object) -> int:
+    """Run on uvloop when it is installed, else on asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    return uvloop.run(coro)  # type: ignore[arg-type,no-any-return]

@@ -1,0 +1,42 @@
+"""``python -m pairbench_async validate``: check a dataset in the sandbox and print the verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import msgspec
+
+from ..datasets.files import load_dataset
+from ..datasets.validate import validate_instances
+
+__all__ = ["validate_command"]
+
+
+async def validate_command(args: argparse.Namespace) -> int:
+    from ..sandbox.pool import SandboxConfig, SandboxPool  # the worker pool only when needed
+
+    read = load_dataset(args.dataset or None, skip_invalid=args.skip_invalid)
+    lo, _, hi = args.pass_rate.partition(":")
+    config = SandboxConfig(workers=args.workers, require_full=args.require_full_confinement)
+    async with SandboxPool(config) as pool:
+        summary = await validate_instances(read.instances, pool, pass_rate=(float(lo), float(hi)),
+                                           skipped=read.skipped)
+    if args.json:
+        data = msgspec.to_builtins(summary)
+        if not args.verbose:
+            data.pop("checks")
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+    else:
+        for c in summary.checks:
+            flag = "FAIL" if c.problems else ("warn" if c.warnings else "ok")
+            print(f"{flag:4}  {c.id:45} tests={c.tests:4}  buggy pass rate={c.buggy_pass_rate:.2f}  "
+                  f"fails as: {', '.join(c.buggy_failure_kinds) or '-'}")
+            for p in (*c.problems, *c.warnings):
+                print(f"        {p}")
+        for s in read.skipped:
+            print(f"skipped: {s}")
+        print(f"{summary.instances} instances, {summary.problems} problems; tests per instance "
+              f"min {summary.tests_min}, median {summary.tests_median:g}; buggy pass rate "
+              f"{summary.buggy_pass_rate_min:.2f}..{summary.buggy_pass_rate_max:.2f}")
+    return 1 if summary.problems else 0

@@ -1,0 +1,178 @@
+"""Dataset files: reading, checking and writing instances in the native JSON Lines format.
+
+One :class:`~pairbench_async.core.types.Instance` per line. A malformed line raises
+:class:`~pairbench_async.core.errors.DatasetError` naming the file, the line and the
+field; with ``skip_invalid=True`` such lines are skipped and *counted* (each error
+is kept), never silently dropped. The bundled fixtures are the default dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from ..core.errors import DatasetError
+from ..core.types import Instance
+
+__all__ = [
+    "DatasetRead",
+    "bundled_dataset",
+    "check_instance",
+    "dataset_hash",
+    "load_dataset",
+    "read_instances",
+    "write_instances",
+]
+
+_DECODER = msgspec.json.Decoder(Instance)
+_ENCODER = msgspec.json.Encoder()
+
+
+class DatasetRead(msgspec.Struct):
+    """What a read produced: the instances, and every line skipped (with why)."""
+
+    instances: list[Instance]
+    skipped: list[str] = []
+
+
+def bundled_dataset() -> list[Path]:
+    """The bundled fixture files (in the package when installed, else the repo's ``fixtures/``)."""
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "fixtures", package.parent / "fixtures"):
+        files = [folder / "stdio.jsonl", folder / "call.jsonl"]
+        if all(f.is_file() for f in files):
+            return files
+    raise DatasetError(str(package / "fixtures"), None, None,
+                       "the bundled fixtures are missing; pass --dataset PATH")
+
+
+def _field(exc: msgspec.ValidationError) -> str | None:
+    text = str(exc)
+    marker = "- at `$."
+    return text.split(marker, 1)[1].rstrip("`") if marker in text else None
+
+
+def check_instance(inst: Instance) -> list[str]:
+    """Static problems of one instance (no program is run): each as ``field: reason``."""
+    problems: list[str] = []
+    if not inst.id.strip():
+        problems.append("id: empty")
+    if not inst.tests:
+        problems.append("tests: no hidden tests")
+    if not inst.reference.strip():
+        problems.append("reference: empty")
+    if not math.isfinite(inst.time_limit) or not 0 < inst.time_limit <= 60:
+        problems.append(f"time_limit: {inst.time_limit} not in (0, 60] seconds")
+    if not 16 <= inst.memory_limit_mb <= 16384:
+        problems.append(f"memory_limit_mb: {inst.memory_limit_mb} not in [16, 16384]")
+    if inst.kind == "call" and not (inst.entry_point and inst.entry_point.isidentifier()):
+        problems.append("entry_point: a call instance needs a function name")
+    seen: set[str] = set()
+    for i, test in enumerate([*inst.tests, *inst.public_tests]):
+        where = f"tests[{i}]" if i < len(inst.tests) else f"public_tests[{i - len(inst.tests)}]"
+        if test.kind != inst.kind:
+            problems.append(f"{where}: a {test.kind} test in a {inst.kind} instance")
+        elif test.kind == "stdio" and (test.input is None or test.output is None):
+            problems.append(f"{where}: a stdio test needs input and output")
+        elif test.kind == "call" and test.expected is msgspec.UNSET:
+            problems.append(f"{where}: a call test needs expected")
+        if i < len(inst.tests):
+            if test.id in seen:
+                problems.append(f"{where}.id: duplicate test id {test.id!r}")
+            seen.add(test.id)
+    return problems
+
+
+def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> DatasetRead:
+    """Read one JSON Lines dataset file."""
+    name = os.fspath(path)
+    try:
+        raw = Path(name).read_bytes()
+    except OSError as exc:
+        raise DatasetError(name, None, None, f"cannot read: {exc.strerror}") from exc
+    out = DatasetRead(instances=[])
+    ids: dict[str, int] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                inst = _DECODER.decode(line)
+            except msgspec.ValidationError as exc:
+                raise DatasetError(name, number, _field(exc), str(exc).split(" - at ")[0]) from exc
+            except msgspec.DecodeError as exc:
+                raise DatasetError(name, number, None, f"not valid JSON ({exc})") from exc
+            problems = check_instance(inst)
+            if problems:
+                field, _, reason = problems[0].partition(": ")
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise DatasetError(name, number, field, reason + more)
+            if inst.id in ids:
+                raise DatasetError(name, number, "id",
+                                   f"duplicate instance id {inst.id!r} (first on line {ids[inst.id]})")
+        except DatasetError as exc:
+            if not skip_invalid:
+                raise
+            out.skipped.append(str(exc))
+            continue
+        ids[inst.id] = number
+        out.instances.append(inst)
+    return out
+
+
+def load_dataset(paths: Sequence[str | os.PathLike[str]] | None = None, *,
+                 skip_invalid: bool = False) -> DatasetRead:
+    """Read several files (default: the bundled fixtures); ids must be unique across them."""
+    files = list(paths) if paths else bundled_dataset()
+    total = DatasetRead(instances=[])
+    seen: dict[str, str] = {}
+    for f in files:
+        part = read_instances(f, skip_invalid=skip_invalid)
+        total.skipped.extend(part.skipped)
+        for inst in part.instances:
+            if inst.id in seen:
+                err = DatasetError(os.fspath(f), None, "id",
+                                   f"instance id {inst.id!r} also in {seen[inst.id]}")
+                if not skip_invalid:
+                    raise err
+                total.skipped.append(str(err))
+                continue
+            seen[inst.id] = os.fspath(f)
+            total.instances.append(inst)
+    return total
+
+
+def dataset_hash(instances: Iterable[Instance]) -> str:
+    """A content hash of a dataset, for run manifests (order-sensitive)."""
+    h = hashlib.sha256()
+    for inst in instances:
+        h.update(_ENCODER.encode(inst))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def write_instances(path: str | os.PathLike[str], instances: Iterable[Instance]) -> int:
+    """Write a dataset atomically (temp file in the same directory, fsync, rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for inst in instances:
+                f.write(_ENCODER.encode(inst))
+                f.write(b"\n")
+                count += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count

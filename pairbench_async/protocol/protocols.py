@@ -1,0 +1,430 @@
+"""Every protocol as an object, and the registry of them: name → protocol.
+
+A protocol decides one thing per turn: the feedback the candidate gets (or that the
+episode stops). The episode loop (:mod:`..runner.episode`) is the same for all of
+them: ask the protocol for this turn's feedback, ask the candidate, evaluate, let the
+protocol observe the result, record. What differs between protocols is said here,
+as attributes (hidden-test protected, validated, written by the feedback model,
+controlled by Algorithm 1's policy, ...) and in :meth:`Protocol.feedback`.
+
+Pure like the rest of the wing: the models, the linter and the candidate's view of
+the instance are reached through the :class:`FeedbackIO` the runner passes in, so
+this module does no I/O of its own. Adding a protocol is a subclass here and a line
+in :data:`PROTOCOLS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+from typing import Protocol as Interface
+
+import msgspec
+
+from ..core.types import Instance, Message, TestResult
+from .baselines import (
+    SIMPLE_FEEDBACK,
+    code_corrections,
+    compiler_feedback,
+    critique_hint,
+    feedback_messages,
+    first_sentence,
+    recorded_text,
+    selfcritique_messages,
+    test_feedback,
+)
+from .context import TurnContext
+from .hints import Evidence, build_evidence, build_feedback_prompt, mask_evidence
+from .leakage import (
+    HiddenData,
+    HintAttempt,
+    HintOutcome,
+    ValidationPolicy,
+    retry_messages,
+    review,
+    validate_hint,
+)
+from .policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
+from .scenarios import Scenario, failure_type, sample_representatives
+from .shapes import Shape
+
+__all__ = [
+    "BASELINES",
+    "PROTOCOLS",
+    "Feedback",
+    "FeedbackIO",
+    "Protocol",
+    "TurnInput",
+    "derive_seed",
+]
+
+
+def derive_seed(*parts: object) -> int:
+    """A stable 63-bit seed from any parts (never Python's randomised ``hash``)."""
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+class TurnInput(msgspec.Struct, frozen=True, kw_only=True):
+    """What a protocol knows when it decides turn ``turn``'s feedback."""
+
+    instance: Instance
+    program: str
+    turn: int
+    failing: Sequence[str]
+    results: Mapping[str, TestResult]
+    traces: Mapping[str, Sequence[int]]
+    shapes: Mapping[str, Shape]
+    seed: int
+    #: the policy state (the resume checkpoint) of a controlled protocol, else None
+    state: PolicyState | None
+
+
+class Feedback(msgspec.Struct, frozen=True, kw_only=True):
+    """One turn's feedback: the hint (None: revise without one) and what it was about."""
+
+    hint: HintOutcome | None
+    #: PAIR-BENCH's G_t and level; None for the baselines, which have neither
+    plan: Plan | None = None
+    #: how informative the feedback is, for the offline ``sim`` candidate only
+    level: int | None = None
+    #: reference lines executed by the targeted tests (the sim candidate's fault locator)
+    target_lines: Sequence[int] = ()
+    #: a controlled protocol's policy state once this turn was planned
+    state: PolicyState | None = None
+
+
+class FeedbackIO(Interface):
+    """What a protocol may use besides its inputs; the runner provides it and records
+    every model call made through it."""
+
+    policy: PolicyConfig
+    validation: ValidationPolicy
+    #: the feedback model is the offline one, which reads the turn context itself
+    offline_feedback: bool
+
+    def hidden(self, instance: Instance) -> HiddenData: ...
+
+    async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str: ...
+
+    async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str: ...
+
+    async def lint(self, program: str) -> str: ...
+
+    async def view(self, instance: Instance) -> Instance: ...
+
+
+class Protocol:
+    """A feedback protocol. Subclasses set the attributes and implement :meth:`hint`."""
+
+    name: ClassVar[str]
+    #: the paper that defines it (for ``docs/PROTOCOL.md`` and the report)
+    source: ClassVar[str] = ""
+    #: never shows a hidden test, expected output or reference line to the candidate
+    protected: ClassVar[bool] = True
+    #: its feedback is written by the feedback model
+    model_written: ClassVar[bool] = False
+    #: model-written feedback goes through the leakage validator (at level 6 for baselines)
+    validated: ClassVar[bool] = False
+    #: an imported instance may carry this protocol's feedback on the original program
+    #: (FeedbackEval), replayed on the turn whose program is still the buggy one
+    recorded: ClassVar[bool] = False
+    #: Algorithm 1 chooses scenario and level; its state is recorded every turn
+    controlled: ClassVar[bool] = False
+
+    @property
+    def needs_traces(self) -> bool:
+        """Reference line traces feed its evidence (and the sim's fault locator)."""
+        return self.controlled or self.model_written
+
+    def start(self) -> PolicyState | None:
+        """The state before turn 1 (None: the protocol keeps none)."""
+        return None
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        """How informative the feedback is, for the offline ``sim`` candidate only.
+
+        Real models never see it. Baselines have no level; this stands for their
+        uncontrolled informativeness, which PAIR-BENCH's level control removes.
+        """
+        return None
+
+    async def feedback(self, turn: TurnInput, io: FeedbackIO) -> Stop | Feedback:
+        """This turn's feedback, or why the episode stops (a baseline stops when every
+        test passes or after α revision turns)."""
+        if not turn.failing:
+            return Stop(reason="all_pass", turns=turn.turn - 1)
+        if turn.turn > io.policy.turns:
+            return Stop(reason="budget", turns=turn.turn - 1)
+        return Feedback(hint=await self.hint(turn, io), level=self.simulated_level(turn.seed, turn.turn))
+
+    def observe(self, policy: PolicyConfig, state: PolicyState | None, feedback: Feedback,
+                passed: Sequence[str]) -> PolicyState | None:
+        """The state after the turn was evaluated (``passed``: P_t); ``state`` is the one
+        the turn started from, ``feedback.state`` the one its planning left."""
+        return state
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        raise NotImplementedError
+
+    # shared by the baselines that ground their feedback in failing tests
+    def _everyone(self, turn: TurnInput, io: FeedbackIO) -> tuple[Scenario, Sequence[str]]:
+        """All failing tests as one scenario, and its representatives for this turn."""
+        failing = tuple(turn.failing)
+        everyone = Scenario(id="all-failing", level="type", failure=failure_type(turn.results[failing[0]]),
+                            tests=failing)
+        picks = sample_representatives(everyone, io.policy.scenarios.representatives,
+                                       derive_seed(turn.seed, turn.turn))
+        return everyone, picks
+
+    def _recorded(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        """The source dataset's own feedback for this very program, if it has one."""
+        if not self.recorded or turn.program != turn.instance.buggy:
+            return None
+        text = recorded_text(turn.instance.feedback.get(self.name))
+        return None if text is None else HintOutcome(text=text, level=0, attempts=())
+
+
+def _fixed(text: str) -> HintOutcome:
+    return HintOutcome(text=text, level=0, attempts=())
+
+
+def _draw(seed: int, turn: int, name: str, top: int) -> int:
+    return random.Random(f"{seed}:{turn}:{name}").randint(1, top)
+
+
+class Pair(Protocol):
+    """PAIR-BENCH: Algorithm 1 picks a failure scenario and a hint level; the feedback
+    model writes a hint from the level's evidence mask; the leakage validator accepts
+    it or asks again (every attempt recorded)."""
+
+    name = "pair"
+    source = "PAIR-BENCH (seed 000), Section IV"
+    model_written = True
+    validated = True
+    controlled = True
+
+    def start(self) -> PolicyState:
+        return start()
+
+    async def feedback(self, turn: TurnInput, io: FeedbackIO) -> Stop | Feedback:
+        state = turn.state if turn.state is not None else start()
+        state, step = plan(io.policy, state, turn.failing, turn.results, turn.traces, turn.shapes, turn.seed)
+        if isinstance(step, Stop):
+            return step
+        level = step.level
+        target_lines = sorted({line for tid in step.scenario.tests for line in turn.traces.get(tid, ())})
+        evidence = mask_evidence(level, build_evidence(turn.instance, step.scenario, step.representatives,
+                                                       turn.results, turn.traces, turn.program))
+        messages = build_feedback_prompt(level, evidence, evidence.scenario)
+        attempts: tuple[HintAttempt, ...] = ()
+        hidden = io.hidden(turn.instance)
+        while True:
+            context = TurnContext(instance=turn.instance, program=turn.program, turn=step.turn, level=level,
+                                  target_lines=target_lines, evidence=evidence, attempt=len(attempts),
+                                  seed=turn.seed, protocol=self.name, hidden=hidden)
+            text = await io.ask_feedback(messages, context)
+            attempts, outcome = review(attempts, text, level=level, evidence=evidence,
+                                       candidate_code=turn.program, hidden=hidden,
+                                       failure=step.scenario.failure, policy=io.validation)
+            if outcome is not None:
+                return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)
+            messages = retry_messages(messages, attempts[-1])
+
+    def observe(self, policy: PolicyConfig, state: PolicyState | None, feedback: Feedback,
+                passed: Sequence[str]) -> PolicyState | None:
+        assert feedback.state is not None and feedback.plan is not None
+        return observe(policy, feedback.state, feedback.plan, passed)
+
+
+class NoHint(Protocol):
+    """The same number of revision turns with no feedback at all (PAIR-BENCH's RQ2 baseline)."""
+
+    name = "nohint"
+    source = "PAIR-BENCH (seed 000), RQ2"
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        return None
+
+
+class Simple(Protocol):
+    """"The code is wrong. Please fix it." (FeedbackEval)."""
+
+    name = "simple"
+    source = "FeedbackEval (seed 001)"
+    recorded = True
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return 1
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        return self._recorded(turn, io) or _fixed(SIMPLE_FEEDBACK)
+
+
+class Compiler(Protocol):
+    """pylint's messages on the current program (FeedbackEval)."""
+
+    name = "compiler"
+    source = "FeedbackEval (seed 001)"
+    recorded = True
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return 2
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        return self._recorded(turn, io) or _fixed(compiler_feedback(await io.lint(turn.program)))
+
+
+class FailingTest(Protocol):
+    """One failing hidden test with its input, expected and actual output and the error
+    (FeedbackEval): NOT hidden-test protected, and marked so in every record."""
+
+    name = "test"
+    source = "FeedbackEval (seed 001)"
+    protected = False
+    recorded = True
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return 3
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        recorded = self._recorded(turn, io)
+        if recorded is not None:
+            return recorded
+        _, picks = self._everyone(turn, io)
+        test = next(t for t in turn.instance.tests if t.id == picks[0])
+        return _fixed(test_feedback(test, turn.results[picks[0]]))
+
+
+class SelfCritique(Protocol):
+    """The candidate critiques its own program; its critique is its next feedback."""
+
+    name = "selfcritique"
+    source = "self-refinement baseline"
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return 1
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
+                              target_lines=[], evidence=None, seed=derive_seed(turn.seed, "critique"),
+                              protocol=self.name)
+        reply = await io.ask_candidate(selfcritique_messages(await io.view(turn.instance), turn.program), context)
+        return _fixed(critique_hint(reply))
+
+
+class ModelWritten(Protocol):
+    """Feedback the feedback model writes from the failing tests' evidence, with no
+    scenario selection and no level control; validated at the most permissive level (6)."""
+
+    model_written = True
+    validated = True
+    #: the highest simulated level drawn per turn (uncontrolled informativeness)
+    top_level: ClassVar[int] = 6
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return _draw(seed, turn, self.name, self.top_level)
+
+    def shape(self, text: str) -> str:
+        """The model's reply as the feedback text (``sentence`` keeps one sentence)."""
+        return text
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        everyone, picks = self._everyone(turn, io)
+        evidence = build_evidence(turn.instance, everyone, picks, turn.results, turn.traces, turn.program)
+        messages = feedback_messages(self.name, evidence)
+        hidden = io.hidden(turn.instance)
+        attempts: tuple[HintAttempt, ...] = ()
+        while True:
+            context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
+                                  target_lines=[], evidence=evidence, attempt=len(attempts), seed=turn.seed,
+                                  protocol=self.name, hidden=hidden)
+            text = self.shape(await io.ask_feedback(messages, context))
+            if not self.validated:
+                return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),))
+            attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=turn.program,
+                                       hidden=hidden, failure=everyone.failure, policy=io.validation)
+            if outcome is not None:
+                return msgspec.structs.replace(outcome, level=0)
+            messages = retry_messages(messages, attempts[-1])
+
+
+class Vanilla(ModelWritten):
+    """A feedback-model hint on the failing tests every turn (PAIR-BENCH's RQ2 baseline)."""
+
+    name = "vanilla"
+    source = "PAIR-BENCH (seed 000), RQ2"
+
+
+class Human(ModelWritten):
+    """A review paragraph, as an experienced human reviewer would write it (FeedbackEval).
+
+    A recorded review from the dataset must pass the validator too, to count as
+    hidden-test protected; one that does not is replaced by a generated one.
+    """
+
+    name = "human"
+    source = "FeedbackEval (seed 001)"
+    recorded = True
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        recorded = self._recorded(turn, io)
+        if recorded is not None and not validate_hint(recorded.text, 6, Evidence(problem=turn.instance.problem),
+                                                      turn.program, io.hidden(turn.instance)):
+            return recorded
+        return await super().hint(turn, io)
+
+
+class Paragraph(ModelWritten):
+    """A simulated user who knows the reference explains the problem in a paragraph."""
+
+    name = "paragraph"
+    source = "When Benchmarks Talk"
+
+
+class Sentence(ModelWritten):
+    """The same in one sentence."""
+
+    name = "sentence"
+    source = "When Benchmarks Talk"
+    top_level = 3
+
+    def shape(self, text: str) -> str:
+        return first_sentence(text)
+
+
+class Rephrase(ModelWritten):
+    """The feedback model rephrases the problem statement to clarify what the program misses."""
+
+    name = "rephrase"
+    source = "When Benchmarks Talk"
+
+
+class Code(ModelWritten):
+    """A simulated user who knows the reference gives line-level corrections. It shows
+    reference code, so it is NOT hidden-test protected, and it is not validated."""
+
+    name = "code"
+    source = "When Benchmarks Talk"
+    protected = False
+    validated = False
+
+    def simulated_level(self, seed: int, turn: int) -> int | None:
+        return 6
+
+    async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
+        if io.offline_feedback:  # the deterministic stand-in for a user who knows the solution
+            return _fixed(code_corrections(turn.program, turn.instance.reference))
+        return await super().hint(turn, io)
+
+
+#: Every protocol by name, PAIR-BENCH first, then the baselines in the papers' order.
+PROTOCOLS: Mapping[str, Protocol] = {
+    p.name: p
+    for p in (Pair(), NoHint(), Vanilla(), Simple(), Compiler(), FailingTest(), Human(), Paragraph(),
+              Sentence(), Code(), Rephrase(), SelfCritique())
+}
+#: The baselines' names.
+BASELINES: tuple[str, ...] = tuple(name for name in PROTOCOLS if name != "pair")

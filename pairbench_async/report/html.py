@@ -1,0 +1,166 @@
+"""The visual report of a run: the paper's Section V tables and figures as HTML and Markdown.
+
+Three steps, each a function over plain values so it can be tested without a run
+directory or a browser, in a module of its own:
+
+1. :func:`build_report` (:mod:`.model`) turns records (and the manifest) into a
+   :class:`Report`: every number of Tables III-VI, Figs. 3-6, the per-protocol
+   comparison, the protocols' ranking agreement, Repair@k and token usage;
+2. :func:`report_sections` (:mod:`.layout`) lays a report out as sections of tables
+   whose cells carry their best/worst marks, so HTML and Markdown show the same thing;
+3. :func:`render_html` / :func:`render_markdown` (here) print the sections, and
+   :func:`draw_figures` (:mod:`.figures`) draws the figures to PNG bytes.
+
+This module is the report's public face and re-exports the names of the other three.
+The page is self-contained (figures are ``data:`` URIs, the CSS is inline, no
+JavaScript, no external resource), so it can be mailed or archived as one file. All
+text that comes from a run (model names, instance ids, errors) is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping
+from typing import Final
+
+from .cost import TokenRow
+from .figures import FIGURES, draw_figures
+from .layout import Cell, Section, Table, extremes, leaderboard_table, report_sections
+from .model import Report, build_report
+
+__all__ = [
+    "FIGURES",
+    "Cell",
+    "Report",
+    "Section",
+    "Table",
+    "TokenRow",
+    "build_report",
+    "draw_figures",
+    "extremes",
+    "html_table",
+    "leaderboard_table",
+    "markdown_table",
+    "render_html",
+    "render_markdown",
+    "report_sections",
+]
+
+
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS: Final = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
+max-width:1200px;padding:0 1rem;color:#222;background:#fff}
+h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2.2rem;border-bottom:1px solid #ddd}
+nav a{margin-right:.8rem}table{border-collapse:collapse;margin:.6rem 0;font-size:.85rem}
+th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td.l,th.l{text-align:left}
+th.g{text-align:center}td.best{background:#c8ecc8;font-weight:600}td.worst{background:#f6cccc}
+sup{font-size:.7em;color:#555}figure{margin:.8rem 0}figure img{max-width:100%;height:auto}
+figcaption,.note{color:#555;font-size:.85rem}.intro{max-width:60rem}
+""".strip()
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def html_table(table: Table) -> str:
+    """One table as HTML; marked cells get class ``best``/``worst`` (and a title saying so)."""
+    out = ["<table>"]
+    if table.caption:
+        out.append(f"<caption>{_e(table.caption)}</caption>")
+    out.append("<thead>")
+    if table.groups:
+        out.append("<tr>" + "".join(f'<th colspan="{span}" class="g">{_e(label)}</th>'
+                                    for label, span in table.groups) + "</tr>")
+    heads = [f'<th scope="col" class="{"l" if i < table.left else "r"}">{_e(h)}</th>'
+             for i, h in enumerate(table.header)]
+    out.append("<tr>" + "".join(heads) + "</tr>")
+    out.append("</thead><tbody>")
+    for row in table.rows:
+        cells = []
+        for i, cell in enumerate(row):
+            classes = " ".join(c for c in ("l" if i < table.left else "", cell.mark) if c)
+            attrs = f' class="{classes}"' if classes else ""
+            if cell.mark:
+                attrs += f' title="{cell.mark} in column"'
+            sup = f"<sup>{_e(cell.sup)}</sup>" if cell.sup else ""
+            cells.append(f"<td{attrs}>{_e(cell.text)}{sup}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def render_html(report: Report, figures: Mapping[str, bytes] | None = None) -> str:
+    """The whole page; ``figures`` (key -> PNG bytes, from :func:`draw_figures`) are embedded
+    as ``data:`` URIs, and a section whose figure is missing shows its tables only."""
+    figures = figures or {}
+    sections = report_sections(report)
+    body = [f"<header><h1>{_e(report.title)}</h1></header>",
+            "<nav>" + "".join(f'<a href="#{s.id}">{_e(s.title.split(" (")[0])}</a>'
+                              for s in sections) + "</nav>"]
+    for s in sections:
+        body.append(f'<section id="{s.id}"><h2>{_e(s.title)}</h2>')
+        if s.intro:
+            body.append(f'<p class="intro">{_e(s.intro)}</p>')
+        if s.figure and s.figure in figures:
+            data = base64.b64encode(figures[s.figure]).decode("ascii")
+            body.append(f'<figure><img src="data:image/png;base64,{data}" '
+                        f'alt="{_e(s.figure_caption)}"><figcaption>{_e(s.figure_caption)}'
+                        "</figcaption></figure>")
+        body += [html_table(t) for t in s.tables]
+        body += [f'<p class="note">{_e(n)}</p>' for n in s.notes]
+        body.append("</section>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+            "<link rel=\"icon\" href=\"data:,\">"
+            f"<title>{_e(report.title)}</title><style>{_CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_MD_SPECIAL: Final = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|#"})
+
+
+def _m(text: str) -> str:
+    return text.translate(_MD_SPECIAL).replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    """One table as GitHub Markdown; best cells in bold, worst in italics, text escaped."""
+    def cell(c: Cell) -> str:
+        text = _m(c.text) + (f" ({_m(c.sup)})" if c.sup else "")
+        return f"**{text}**" if c.mark == "best" else f"_{text}_" if c.mark == "worst" else text
+
+    lines = ["| " + " | ".join(_m(h) for h in table.header) + " |",
+             "|" + "|".join("---" if i < table.left else "---:"
+                            for i in range(len(table.header))) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report, figure_paths: Mapping[str, str] | None = None) -> str:
+    """The report as Markdown tables (terminals, papers); best in bold, worst in italics.
+
+    ``figure_paths`` (key -> relative path of a written PNG) adds image links.
+    """
+    figure_paths = figure_paths or {}
+    out = [f"# {_m(report.title)}", ""]
+    for s in report_sections(report):
+        out += [f"## {_m(s.title)}", ""]
+        if s.intro:
+            out += [_m(s.intro), ""]
+        if s.figure and s.figure in figure_paths:
+            out += [f"![{_m(s.figure_caption)}]({figure_paths[s.figure]})", ""]
+        for t in s.tables:
+            out += [markdown_table(t), ""]
+        out += [f"> {_m(n)}" for n in s.notes]
+        if s.notes:
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,457 @@
+"""The visual report laid out: sections of tables whose cells carry their best/worst marks.
+
+HTML and Markdown (:mod:`.html`) print the same sections, so both show the same
+thing. Layout decisions: Tables III/IV and Figs. 3-6 describe one *main* protocol
+(``pair`` when the run has it: the paper's Table III is PAIR-BENCH only); every protocol
+appears in the comparison section and in Tables V/VI, whose "Setting" is the protocol.
+Best and worst are marked per column among the main protocol's models, following each
+metric's direction; ties share a mark and a column whose defined values are all equal
+has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from .cost import cost_summary, format_cost
+from .leaderboard import UNPROTECTED_NOTE
+from .metrics import ModelMetrics
+from .model import Report
+from .ranking import HIGHER_IS_BETTER, TABLE_IV_METRICS, TABLE_V_METRICS
+
+__all__ = [
+    "LEVELS",
+    "Cell",
+    "Section",
+    "Table",
+    "extremes",
+    "fmt",
+    "leaderboard_table",
+    "model_order",
+    "report_sections",
+]
+
+Mark = Literal["", "best", "worst"]
+#: Table III: (metric, label, column group) in the paper's order, plus HCC (Fig. 4).
+TABLE_III: Final = (
+    ("InitialFix", "Initial Fix (%) ↑", "Before feedback"),
+    ("TRS", "Targeted Repair (%) ↑", "Interactive repair"),
+    ("BRG", "Broader Repair (%) ↑", "Interactive repair"),
+    ("BP", "Behavior Preservation (%) ↑", "Interactive repair"),
+    ("PMR", "Progress Monotonicity (%) ↑", "Interactive repair"),
+    ("HE", "Hint Efficiency (0-6) ↑", "Interactive repair"),
+    ("FinalFix", "Final Fix (%) ↑", "After feedback / outcome"),
+    ("GC", "Gap Closure (%) ↑", "After feedback / outcome"),
+    ("TurnsToFix", "Turns to Fix ↓", "After feedback / outcome"),
+    ("HCC", "Hinted Closed Coverage (%) ↑", "After feedback / outcome"),
+)
+_LABELS: Final = {
+    "InitialFix": "Initial Fix", "TRS": "Targeted Repair", "BRG": "Broader Repair",
+    "BP": "Behavior Preservation", "PMR": "Progress Monotonicity", "HE": "Hint Efficiency",
+    "FinalFix": "Final Fix", "GC": "Gap Closure", "TurnsToFix": "Turns to Fix",
+    "HCC": "Hinted Closed Coverage", "RepairRate": "Repair Rate",
+    "PreservationRate": "Preservation Rate",
+}
+_PERCENT: Final = frozenset(
+    {"InitialFix", "TRS", "BRG", "BP", "PMR", "GC", "FinalFix", "HCC", "RepairRate",
+     "PreservationRate"}
+)
+#: The per-protocol comparison's metrics (those every protocol defines).
+COMPARISON: Final = ("InitialFix", "FinalFix", "GC", "RepairRate", "PreservationRate", "PMR",
+                     "TurnsToFix")
+LEVELS: Final = ("L1", "L2", "L3", "L4", "L5", "L6", "unresolved")
+
+
+class Cell(msgspec.Struct, frozen=True):
+    """One table cell: plain text (escaped on output), a best/worst mark, a superscript."""
+
+    text: str
+    mark: Mark = ""
+    sup: str = ""
+
+
+class Table(msgspec.Struct, frozen=True, kw_only=True):
+    """A table both renderers print; ``groups`` are (label, span) header groups."""
+
+    header: list[str]
+    rows: list[list[Cell]]
+    groups: list[tuple[str, int]] = []
+    caption: str = ""
+    #: how many leading columns hold text (left-aligned); the rest are numbers
+    left: int = 1
+
+
+class Section(msgspec.Struct, frozen=True, kw_only=True):
+    """A titled part of the page: an intro, an optional figure, tables, notes."""
+
+    id: str
+    title: str
+    intro: str = ""
+    figure: str | None = None
+    figure_caption: str = ""
+    tables: list[Table] = []
+    notes: list[str] = []
+
+
+def fmt(metric: str, value: float | None) -> str:
+    """A metric for display: rates in % and HE/turns with two decimals; ``-`` if undefined."""
+    if value is None:
+        return "-"
+    return f"{100 * value:.2f}" if metric in _PERCENT else f"{value:.2f}"
+
+
+def extremes(values: Mapping[str, float | None], *,
+             higher_is_better: bool = True) -> dict[str, Mark]:
+    """``{key: "best" | "worst" | ""}``: the best and worst defined values of a column.
+
+    Ties share a mark; with fewer than two defined values, or all of them equal, nothing
+    is marked (there is nothing to tell apart).
+    """
+    defined = [v for v in values.values() if v is not None]
+    marks: dict[str, Mark] = dict.fromkeys(values, "")
+    if len(defined) < 2 or min(defined) == max(defined):
+        return marks
+    best, worst = (max(defined), min(defined)) if higher_is_better else (min(defined), max(defined))
+    for key, v in values.items():
+        marks[key] = "best" if v == best else "worst" if v == worst else ""
+    return marks
+
+
+def leaderboard_table(models: Mapping[str, ModelMetrics],
+                      order: Sequence[str] | None = None) -> Table:
+    """Table III: one row per model, best and worst marked per column; Final Fix shows its gain."""
+    names = list(order) if order is not None else sorted(models)
+    marks = {m: extremes({n: getattr(models[n], m) for n in names},
+                         higher_is_better=HIGHER_IS_BETTER[m]) for m, _, _ in TABLE_III}
+    rows = []
+    for name in names:
+        row = models[name]
+        cells = [Cell(name)]
+        for metric, _, _ in TABLE_III:
+            value = getattr(row, metric)
+            sup = ""
+            if metric == "FinalFix" and value is not None and row.InitialFix is not None:
+                sup = f"{100 * (value - row.InitialFix):+.2f}"
+            cells.append(Cell(fmt(metric, value), marks[metric][name], sup))
+        cells.append(Cell(str(row.instances)))
+        rows.append(cells)
+    groups: list[tuple[str, int]] = [("", 1)]
+    for _, _, group in TABLE_III:
+        if groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    groups.append(("", 1))
+    return Table(header=["Model", *(label for _, label, _ in TABLE_III), "Episodes"],
+                 rows=rows, groups=groups)
+
+
+def model_order(report: Report) -> list[str]:
+    return sorted(report.average_rank, key=lambda m: (report.average_rank[m], m))
+
+
+def _rank_table(report: Report) -> Table:
+    ranks, order = report.ranks, model_order(report)
+    n = len(order)
+    columns = []
+    for metric in TABLE_IV_METRICS:
+        positions = sorted(ranks[metric], key=lambda m: (ranks[metric][m], m))
+        column = []
+        for pos, model in enumerate(positions, start=1):
+            undefined = getattr(report.views[report.main].models[model], metric) is None
+            tie = "n/a" if undefined else (f"={ranks[metric][model]:g}"
+                                          if ranks[metric][model] != pos else "")
+            column.append(Cell(model, sup=tie))
+        columns.append(column)
+    rows = [[Cell(str(i + 1)), *(col[i] for col in columns), Cell(order[i]),
+             Cell(f"{report.average_rank[order[i]]:.2f}")] for i in range(n)]
+    return Table(header=["Rank", *(_LABELS[m] for m in TABLE_IV_METRICS), "Model",
+                         "Average Rank ↓"], rows=rows, left=len(TABLE_IV_METRICS) + 2)
+
+
+def _closure_table(report: Report) -> Table:
+    rows = []
+    closure = report.views[report.main].closure
+    for model in model_order(report):
+        dist = closure[model]
+        shares = dist.shares()
+        counts = msgspec.structs.asdict(dist)
+        rows.append([Cell(model), *(Cell(f"{100 * shares[k]:.1f} ({counts[k]})") if shares
+                                    else Cell("-") for k in LEVELS), Cell(str(dist.attempted))])
+    return Table(header=["Model", *("L1 (%)", "L2 (%)", "L3 (%)", "L4 (%)", "L5 (%)",
+                                    "L6 (%)", "Unresolved (%)"), "Attempted"], rows=rows)
+
+
+def _rates(series: Sequence[float]) -> str:
+    return " → ".join(f"{100 * p:.0f}" for p in series)
+
+
+def _protocol_rows(report: Report) -> Table:
+    main = report.views[report.main].models
+    rows = []
+    for model in sorted({m for v in report.views.values() for m in v.models}):
+        first = True
+        for p in report.protocols:
+            row = report.views[p].models.get(model)
+            if row is None:
+                continue
+            base = main.get(model)
+            delta = ("-" if p == report.main or base is None or base.FinalFix is None
+                     or row.FinalFix is None else f"{100 * (row.FinalFix - base.FinalFix):+.2f}")
+            rows.append([Cell(model if first else ""), Cell(p),
+                         *(Cell(fmt(m, getattr(row, m))) for m in COMPARISON), Cell(delta),
+                         Cell("no" if p in report.unprotected else "yes"),
+                         Cell(str(row.instances))])
+            first = False
+    return Table(header=["Model", "Protocol", *(_LABELS[m] + (" ↓" if m == "TurnsToFix" else
+                                                              " (%) ↑") for m in COMPARISON),
+                         f"Δ Final Fix vs {report.main} (pp)", "Hidden tests protected",
+                         "Episodes"], rows=rows, left=2)
+
+
+def _robustness_table(report: Report) -> Table:
+    rows = []
+    models = sorted({m for stats in report.robustness.values() for m in stats})
+    for model in models:
+        first = True
+        for p in report.protocols:
+            stats = report.robustness.get(p, {}).get(model)
+            if stats is None:
+                continue
+            cells = [Cell(model if first else ""), Cell(p),
+                     Cell(fmt("InitialFix", stats["InitialFix"].mean))]
+            for m in TABLE_V_METRICS:
+                s = stats[m]
+                scale = 100 if m in _PERCENT else 1
+                text = ("-" if s.mean is None else f"{scale * s.mean:.2f}" + (
+                    "" if s.std is None else f" ± {scale * s.std:.2f}"))
+                cells.append(Cell(text))
+            runs = max(stats[m].n for m in stats)
+            rows.append([*cells, Cell(str(runs))])
+            first = False
+    return Table(header=["Model", "Setting", "Init. Fix (%) ↑", "Repair Rate (%) ↑",
+                         "Preservation Rate (%) ↑", "Final Fix (%) ↑", "Turns to Fix ↓", "Runs"],
+                 rows=rows, left=2)
+
+
+def _statistic(value: float | None) -> str:
+    """A rank statistic (Kendall τ, footrule) to three decimals; '-' when undefined."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _stability_table(report: Report) -> Table:
+    rows = [[Cell(p), *(Cell(_statistic(s.per_metric[m])) for m in TABLE_V_METRICS),
+             Cell(_statistic(s.average)), Cell(str(s.pairs))] for p, s in report.stability.items()]
+    return Table(header=["Setting", "Repair", "Preserve", "Final", "Turns", "Avg.", "Run pairs"],
+                 rows=rows)
+
+
+def _repair_at_k_table(report: Report) -> Table:
+    """FeedbackEval's Repair@k from each protocol's cumulative Final Fix series (Fig. 6's
+    numbers: the k-th entry is :func:`.metrics.repair_at_k`)."""
+    horizon = min((len(s) - 1 for v in report.views.values() for s in v.cumulative.values()),
+                  default=0)
+    ks = sorted({k for k in (1, 2, 3, horizon) if 1 <= k <= horizon})
+    rows = []
+    for model in sorted({m for v in report.views.values() for m in v.models}):
+        first = True
+        for p in report.protocols:
+            series = report.views[p].cumulative.get(model)
+            if series is None:
+                continue
+            rows.append([Cell(model if first else ""), Cell(p),
+                         *(Cell(f"{100 * series[k]:.1f}") for k in ks)])
+            first = False
+    return Table(header=["Model", "Protocol", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
+                 left=2)
+
+
+def _agreement_table(report: Report) -> Table:
+    rows = [[Cell(f"{g.a} vs {g.b}"), *(Cell(_statistic(g.footrule[m])) for m in TABLE_V_METRICS),
+             Cell(_statistic(g.average_footrule)), Cell(_statistic(g.average_tau)),
+             Cell(str(g.models))]
+            for g in report.agreement]
+    return Table(header=["Protocols", "Repair", "Preserve", "Final", "Turns", "Avg. footrule",
+                         "Avg. τ", "Models"], rows=rows)
+
+
+def _cost_cells(prompt: float | None, completion: float | None, episodes: int | None,
+                sup: str = "") -> list[Cell]:
+    """Prompt, completion and total cost (``sup`` on the total), and the cost per episode
+    (blank without episodes)."""
+    total = None if prompt is None or completion is None else prompt + completion
+    per_episode = "" if episodes is None else format_cost(
+        None if total is None else total / max(1, episodes))
+    return [Cell(format_cost(prompt)), Cell(format_cost(completion)),
+            Cell(format_cost(total), sup=sup), Cell(per_episode)]
+
+
+def _token_table(report: Report) -> Table:
+    """Tokens per (candidate, protocol, role, model called); cost columns once any is priced."""
+    summary = cost_summary(report.tokens)
+    priced = summary.total is not None
+    rows = []
+    for t in report.tokens:
+        cells = [Cell(t.model), Cell(t.protocol), Cell(t.role), Cell(t.called),
+                 Cell(f"{t.calls:,}"), Cell(f"{t.prompt_tokens:,}"),
+                 Cell(f"{t.completion_tokens:,}"), Cell(f"{t.total_tokens:,}"),
+                 Cell(f"{t.total_tokens / max(1, t.episodes):,.0f}")]
+        if priced:
+            cells += _cost_cells(t.prompt_cost, t.completion_cost, t.episodes)
+        rows.append(cells)
+    total_p = sum(t.prompt_tokens for t in report.tokens)
+    total_c = sum(t.completion_tokens for t in report.tokens)
+    total = [Cell("Total (partial)" if summary.partial else "Total"), Cell(""), Cell(""),
+             Cell(""), Cell(f"{sum(t.calls for t in report.tokens):,}"), Cell(f"{total_p:,}"),
+             Cell(f"{total_c:,}"), Cell(f"{total_p + total_c:,}"), Cell("")]
+    if priced:
+        total += _cost_cells(summary.prompt, summary.completion, None,
+                             sup="partial" if summary.partial else "")
+    rows.append(total)
+    header = ["Candidate", "Protocol", "Role", "Model called", "Calls", "Prompt tokens",
+              "Completion tokens", "Total tokens", "Tokens / episode"]
+    if priced:
+        header += ["Prompt cost", "Completion cost", "Total cost", "Cost / episode"]
+    return Table(header=header, rows=rows, left=4)
+
+
+def _token_section(report: Report) -> Section:
+    """Token usage, and cost when prices were given; says what a partial total leaves out."""
+    summary = cost_summary(report.tokens)
+    intro = ("Prompt and completion tokens as reported by each call, per candidate, protocol and "
+             "role; errored and unfinished episodes included (their calls were paid for).")
+    notes: list[str] = []
+    if summary.total is not None:
+        source = report.price_source or "the model config"
+        intro += (f" Costs use the prices per million tokens of {source} (in its currency); "
+                  "feedback calls are priced as the run's feedback model, and offline models' "
+                  "tokens are chars/4 estimates.")
+        if summary.partial:
+            notes.append("The total is partial (a lower bound): no price for "
+                         f"{', '.join(summary.unpriced)} (shown as —).")
+    elif report.price_source:
+        notes.append(f"No model of this run has a price in {report.price_source}.")
+    return Section(id="tokens", title="Token usage", intro=intro,
+                   tables=[_token_table(report)], notes=notes)
+
+
+def _overview(report: Report) -> Section:
+    m = report.manifest
+    pairs: list[tuple[str, str]] = []
+    if m is not None:
+        pairs += [("Run id", m.run_id), ("Created", m.created),
+                  ("Candidates", ", ".join(m.candidates)), ("Feedback model", m.feedback),
+                  ("Protocols", ", ".join(m.protocols)),
+                  ("Runs", str(m.runs)), ("Seed", str(m.seed)), ("Instances", str(m.instances)),
+                  ("Parameters", ", ".join(f"{k}={v}" for k, v in sorted(m.params.items()))),
+                  ("Dataset hash", m.dataset_hash[:16]), ("Software", m.software_version)]
+    if report.price_source:
+        pairs.append(("Prices", report.price_source))
+    if report.unprotected:
+        pairs.append(("Not hidden-test protected", ", ".join(report.unprotected)))
+    pairs += [("Main protocol", report.main),
+              ("Episodes", f"{report.episodes} finished, {report.errored} errored, "
+                           f"{report.unfinished} unfinished")]
+    notes = [f"errored: {eid}: {err}" for eid, err in report.errors[:10]]
+    if len(report.errors) > 10:
+        notes.append(f"... and {len(report.errors) - 10} more errored episodes")
+    return Section(id="overview", title="Run", tables=[Table(
+        header=["Field", "Value"], rows=[[Cell(k), Cell(v)] for k, v in pairs], left=2)],
+        notes=notes)
+
+
+def report_sections(report: Report) -> list[Section]:
+    """The page's sections in order; Tables V/VI only with several runs, comparison only
+    with several protocols."""
+    main, view = report.main, report.views[report.main]
+    order = model_order(report)
+    hinted = any(d.attempted for d in view.closure.values())
+    hcc = [[Cell(m), Cell(fmt("HCC", view.models[m].HCC))] for m in order]
+    alpha = max((len(s) for s in view.cumulative.values()), default=1) - 1
+    sections = [
+        _overview(report),
+        Section(id="leaderboard", title=f"Table III. Progress-centric leaderboard ({main})",
+                intro="Rates in % averaged over initially failing episodes (Initial and Final Fix: "
+                      "all episodes), runs pooled; ↑ higher is better, ↓ lower is better. "
+      "The best model per column is marked green (bold in Markdown), the worst red "
+                      "(italics); the superscript on Final Fix is its gain over Initial Fix in "
+                      "points.",
+                tables=[leaderboard_table(view.models, order)],
+                notes=[f"{main}: {UNPROTECTED_NOTE}"] if main in report.unprotected else []),
+        Section(id="ranking", title=f"Table IV. Metric-wise ranking ({main})",
+                intro="Row r names the model at position r for each metric; a superscript =k "
+                      "marks a tie sharing average rank k, n/a an undefined metric (ranked last). "
+                      "The average rank is a descriptive profile, not a score.",
+                tables=[_rank_table(report)]),
+        Section(id="fig3-closure", title=f"Fig. 3. Hint-level closure distribution ({main})",
+                intro="Attempted scenarios by the hint level at which they closed; shares of all "
+                      "attempted scenarios, unresolved included (counts in parentheses).",
+                figure="fig3" if hinted else None,
+                figure_caption="Fig. 3. Hint-level success and fail distribution.",
+                tables=[_closure_table(report)] if hinted else [],
+                notes=[] if hinted else [f"{main} gives no targeted hints: "
+                                         "no scenario attempted."]),
+        Section(id="fig4-hcc", title=f"Fig. 4. HintedClosedCoverage ({main})",
+                intro="|F_0 ∩ H ∩ P_T| / |F_0|: the share of initially failing tests that were "
+                      "hinted and pass at the end.",
+                figure="fig4" if hinted else None, figure_caption="Fig. 4. HintedClosedCoverage.",
+                tables=[Table(header=["Model", "HCC (%) ↑"], rows=hcc)] if hinted else [],
+                notes=[] if hinted else [f"{main} gives no targeted hints: HCC is undefined."]),
+        Section(id="fig5-trajectories",
+                title=f"Fig. 5. Pass-rate trajectories ({main}, run {report.fig5_run})",
+                intro="Pass rate (%) after each turn on chosen instances "
+                      "(turn 0: unhinted repair).",
+                figure="fig5" if report.fig5 else None,
+                figure_caption="Fig. 5. Pass-rate trajectories for chosen repair instances.",
+                tables=[Table(header=["Instance", "Model", "Pass rate by turn (%)"], left=3, rows=[
+                    [Cell(iid if k == 0 else ""), Cell(model), Cell(_rates(series))]
+                    for iid, per in report.fig5.items()
+                    for k, (model, series) in enumerate(per.items())])]),
+        Section(id="fig6-cumulative", title=f"Fig. 6. Cumulative Final Fix by turn ({main})",
+                intro="Share of episodes fully fixed at or before each turn; "
+                      "turn 0 is Initial Fix.",
+                figure="fig6", figure_caption="Fig. 6. Cumulative Final Fix Rate by turn.",
+                tables=[Table(header=["Model", *(f"t={t}" for t in range(alpha + 1))], rows=[
+                    [Cell(m), *(Cell(f"{100 * v:.1f}") for v in view.cumulative[m])]
+                    for m in order])]),
+    ]
+    if report.robustness:
+        sections.append(Section(
+            id="robustness", title="Table V. Robustness across repeated runs",
+            intro="Mean ± sample standard deviation over runs, per model and setting (protocol); "
+                  "Repair Rate = |F_{t-1} ∩ P_t| / |T| per turn.",
+            tables=[_robustness_table(report)]))
+        sections.append(Section(
+            id="stability", title="Table VI. Ranking stability (Kendall's τ)",
+            intro="τ-b between the model rankings of every pair of runs, averaged over pairs; "
+                  "Turns to Fix ranked lower-first; '-' where τ is undefined in every pair (fewer "
+                  "than two models, or every model tied).",
+            tables=[_stability_table(report)]))
+    if len(report.protocols) > 1:
+        sections.append(Section(
+            id="protocols", title="Per-protocol comparison",
+            intro="Every protocol on the same instances; Δ is the Final Fix difference to the main "
+                  f"protocol ({main}) in percentage points.",
+            figure="fig7", figure_caption="Cumulative Final Fix by turn, per model and protocol.",
+            tables=[_protocol_rows(report)],
+            notes=[f"{p}: {UNPROTECTED_NOTE}; its numbers are not comparable with protected "
+                   "protocols'" for p in report.protocols if p in report.unprotected]))
+        if report.agreement:
+            sections.append(Section(
+                id="agreement", title="Ranking agreement between protocols",
+                intro="Normalised Spearman footrule (seed 002) between the model rankings of "
+                      "every pair of protocols, runs pooled: 0 = the same ranking, 1 = reversed; "
+                      "Turns to Fix ranked lower-first. Avg. τ is the mean Kendall τ-b over the "
+                      "metrics where it is defined.",
+                tables=[_agreement_table(report)]))
+    sections.append(Section(
+        id="repair-at-k", title="Repair@k (FeedbackEval)",
+        intro="The share of episodes whose program passes every hidden test after at most k "
+              "feedback rounds (turn 0, the unhinted attempt, included); a run with --turns 1 "
+              "is FeedbackEval's single-round setting, longer budgets its iterative one.",
+        tables=[_repair_at_k_table(report)]))
+    sections.append(_token_section(report))
+    return sections

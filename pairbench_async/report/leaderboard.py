@@ -1,0 +1,154 @@
+"""From records to numbers: trajectories and the leaderboard (Table III).
+
+Pure functions over records; reading the directory is :mod:`..runlog.store`'s job and
+printing is the caller's. Errored episodes are left out of the metrics and counted.
+Token usage and cost are :mod:`.cost`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from ..runlog.records import EpisodeRecord, Record, TurnRecord
+from .metrics import METRIC_NAMES, ModelMetrics, Trajectory, TurnOutcome, metrics_by_model
+
+__all__ = [
+    "LEADERBOARD_COLUMNS",
+    "UNPROTECTED_NOTE",
+    "Leaderboard",
+    "leaderboard",
+    "repair_at_k_json",
+    "trajectories",
+    "unprotected_protocols",
+]
+
+#: The paper's Table III columns, in order.
+LEADERBOARD_COLUMNS = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC")
+_PERCENT = {"InitialFix", "TRS", "BRG", "BP", "PMR", "GC", "FinalFix", "HCC", "RepairRate",
+            "PreservationRate"}
+
+
+class Leaderboard(msgspec.Struct):
+    models: dict[str, ModelMetrics]
+    episodes: int
+    errored: int
+    unfinished: int
+    #: protocols whose candidate saw hidden test data or reference-derived text
+    unprotected: list[str] = []
+
+
+#: How the reports say that a protocol is not hidden-test protected.
+UNPROTECTED_NOTE = ("not hidden-test protected (the candidate saw hidden test data or "
+                    "corrections derived from the reference)")
+
+
+def unprotected_protocols(records: Iterable[Record]) -> list[str]:
+    """The protocols of turns recorded as not hidden-test protected (``test``, ``code``)."""
+    return sorted({r.protocol for r in records if isinstance(r, TurnRecord) and not r.protected})
+
+
+def trajectories(records: Iterable[Record], *, with_protocol: bool | None = None) -> tuple[list[Trajectory], int, int]:
+    """Trajectories of the finished episodes; also (errored, unfinished) counts."""
+    turns: dict[str, list[TurnRecord]] = {}
+    ends: dict[str, EpisodeRecord] = {}
+    for rec in records:
+        if isinstance(rec, TurnRecord):
+            turns.setdefault(rec.episode_id, []).append(rec)
+        else:
+            ends[rec.episode_id] = rec
+    protocols = {t[0].protocol for t in turns.values() if t}
+    use_protocol = len(protocols) > 1 if with_protocol is None else with_protocol
+    out: list[Trajectory] = []
+    errored = unfinished = 0
+    for eid, recs in turns.items():
+        end = ends.get(eid)
+        if end is None:
+            unfinished += 1
+            continue
+        if end.status != "done":
+            errored += 1
+            continue
+        recs.sort(key=lambda r: r.turn)
+        first = recs[0]
+        out.append(Trajectory(
+            instance_id=first.instance_id, model=first.model,
+            protocol=first.protocol if use_protocol else None, run=first.run,
+            test_ids=sorted({*first.passed, *first.failed}),
+            turns=[TurnOutcome(turn=r.turn, passed=frozenset(r.passed),
+                               target_id=r.target.scenario_id if r.target else None,
+                               target_tests=list(r.target.tests) if r.target else None,
+                               level=r.hint_level if r.target else None) for r in recs],
+        ))
+    errored += sum(1 for eid, e in ends.items() if e.status == "error" and eid not in turns)
+    return out, errored, unfinished
+
+
+def leaderboard(records: Sequence[Record]) -> Leaderboard:
+    trajs, errored, unfinished = trajectories(records)
+    return Leaderboard(models=metrics_by_model(trajs), episodes=len(trajs), errored=errored,
+                       unfinished=unfinished, unprotected=unprotected_protocols(records))
+
+
+def repair_at_k_json(records: Sequence[Record], alpha: int | None = None) -> dict[str, dict[str, float | None]]:
+    """FeedbackEval's Repair@k per leaderboard row (``model`` or ``model|protocol``), for
+    k = 1, 2, 3 and ``alpha`` (the run's hinted-turn budget) when it is larger."""
+    from .metrics import group_key, repair_at_k
+
+    trajs, _, _ = trajectories(records)
+    ks = sorted({1, 2, 3, *([alpha] if alpha is not None and alpha > 3 else [])})
+    groups: dict[str, list[Trajectory]] = {}
+    for traj in trajs:
+        groups.setdefault(group_key(traj.model, traj.protocol), []).append(traj)
+    return {name: {str(k): repair_at_k(items, k) for k in ks} for name, items in sorted(groups.items())}
+
+
+def leaderboard_json(board: Leaderboard) -> dict[str, object]:
+    """``{"models": {name: {metric: value}}}`` with DESIGN.md's metric names."""
+    return {
+        "models": {name: {m: getattr(row, m) for m in METRIC_NAMES} for name, row in board.models.items()},
+        "episodes": board.episodes,
+        "errored": board.errored,
+        "unfinished": board.unfinished,
+    }
+
+
+def _fmt(metric: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if metric in _PERCENT:
+        return f"{100 * value:.1f}"
+    return f"{value:.2f}"
+
+
+def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of Table III (rates in %), best value per column marked ``*``."""
+    header = ["Model", *LEADERBOARD_COLUMNS]
+    best: dict[str, float] = {}
+    for m in LEADERBOARD_COLUMNS:
+        values = [getattr(r, m) for r in board.models.values() if getattr(r, m) is not None]
+        if values and len(board.models) > 1:
+            best[m] = min(values) if m == "TurnsToFix" else max(values)
+    rows = []
+    for name, row in sorted(board.models.items()):
+        cells = [name + ("†" if name.rpartition("|")[2] in board.unprotected else "")]
+        for m in LEADERBOARD_COLUMNS:
+            v = getattr(row, m)
+            cells.append(_fmt(m, v) + ("*" if m in best and v == best[m] else ""))
+        rows.append(cells)
+    return header, rows
+
+
+def render_text(board: Leaderboard) -> str:
+    """A plain-text table (terminals, logs, papers)."""
+    header, rows = leaderboard_rows(board)
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.append(f"{board.episodes} episodes; rates in %, HE in 0..6, TurnsToFix in turns; "
+                 f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
+    if board.unprotected:
+        lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
+    return "\n".join(lines)

@@ -1,0 +1,7 @@
+"""runlog: what a run leaves on disk: the record schema and the files that hold it.
+
+Owns the turn, episode and manifest records (:mod:`.records`) and their append-only
+JSON Lines store with crash-safe resume (:mod:`.store`). Read by the runner (resume),
+the report, the dataset builder and the ``replay:`` model. May import :mod:`..core`
+and :mod:`..protocol` (whose state and hint attempts a record holds).
+"""

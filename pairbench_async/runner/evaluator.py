@@ -1,0 +1,456 @@
+"""The embeddable evaluator: run a sweep inside any asyncio event loop.
+
+    async with Evaluator(RunConfig(candidates=["sim:0.8"], feedback="rules"),
+                         out_dir="runs/demo") as ev:
+        async for record in ev.run(instances):
+            ...
+
+An episode is one (instance, candidate, protocol, run) trajectory. Up to
+``concurrency`` episodes run at once as tasks of this evaluator (never more tasks
+than that); each awaits its model calls and sandbox jobs, so the event loop is
+never blocked and back-pressure flows from the sandbox pool (``max_jobs``) and the
+model clients (their own limits) up to the episodes. Records stream to
+``out_dir/records.jsonl`` as they happen and to the ``async for`` consumer through
+a bounded queue. No global state and no signal handlers: cancelling the task that
+iterates cancels the episodes, and the record file stays valid (each record is
+one complete line).
+
+With ``resume=True`` the records already in ``out_dir`` are read back: finished
+episodes are skipped, unfinished ones continue after their last recorded turn,
+and a run with other parameters is refused (:class:`ResumeMismatch`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import platform
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..core.errors import ConfigError, StoreError
+from ..core.types import Instance, TestResult
+from ..datasets.files import dataset_hash
+from ..models.specs import load_model_config, make_model
+from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
+from ..protocol.policy import PolicyConfig
+from ..protocol.scenarios import ScenarioConfig
+from ..protocol.shapes import Shape, output_shape
+from ..runlog.records import EpisodeRecord, Record, RunManifest, TurnRecord
+from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
+from ..sandbox.lint import run_pylint
+from ..sandbox.pool import SandboxConfig, SandboxPool
+from ..sandbox.traces import TraceCache
+from .episode import PROTOCOLS, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
+
+__all__ = ["Evaluator", "RunConfig", "RunStatistics"]
+
+
+class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The parameters of a sweep (everything that decides its numbers)."""
+
+    candidates: list[str] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
+    feedback: str = "rules"
+    protocols: list[str] = msgspec.field(default_factory=lambda: ["pair"])
+    runs: int = 1
+    seed: int = 0
+    turns: int = 10
+    scenario_turns: int = 3
+    max_scenarios: int = 8
+    min_scenario_size: int = 3
+    representatives: int = 3
+    hint_budget: int = 3
+    concurrency: int = 64
+    temperature: float | None = None
+    max_tokens: int | None = None
+    model_config: str | None = None
+    prompt_styles: list[str] = msgspec.field(default_factory=list)
+    minimal_edit: bool = False
+    #: the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)
+    obfuscate: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.candidates:
+            raise ConfigError("at least one candidate model is needed")
+        for p in self.protocols:
+            if p not in PROTOCOLS:
+                raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
+        from ..protocol.styles import STYLES
+
+        bad = set(self.prompt_styles) - set(STYLES)
+        if bad:
+            raise ConfigError(f"unknown prompt styles {sorted(bad)} (known: {', '.join(STYLES)})")
+        if self.runs < 1 or self.concurrency < 1:
+            raise ConfigError("runs and concurrency must be >= 1")
+
+    def policy(self) -> PolicyConfig:
+        return PolicyConfig(turns=self.turns, scenario_turns=self.scenario_turns,
+                            scenarios=ScenarioConfig(max_scenarios=self.max_scenarios,
+                                                     min_size=self.min_scenario_size,
+                                                     representatives=self.representatives))
+
+    def params(self) -> dict[str, object]:
+        return {"turns": self.turns, "scenario_turns": self.scenario_turns,
+                "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
+                "representatives": self.representatives, "hint_budget": self.hint_budget,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit,
+                "obfuscate": self.obfuscate}
+
+
+def _write_json(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(msgspec.json.encode(data))
+    os.replace(tmp, path)
+
+
+class RunStatistics(msgspec.Struct, frozen=True):
+    episodes_total: int
+    episodes_done: int
+    episodes_skipped: int
+    errors: int
+    turns: int
+    tests_run: int
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_s: float
+
+
+_DONE = object()
+#: Episodes started per event-loop iteration when a sweep begins.
+_RAMP = 16
+
+
+class Evaluator:
+    """Run PAIR-BENCH episodes concurrently and stream their records."""
+
+    def __init__(
+        self,
+        config: RunConfig | None = None,
+        *,
+        out_dir: str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        pool: SandboxPool | None = None,
+        sandbox: SandboxConfig | None = None,
+        models: Mapping[str, Any] | None = None,
+        trace_cache: TraceCache | None = None,
+        dataset_paths: Sequence[str] = (),
+    ) -> None:
+        self.config = config or RunConfig()
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.resume = resume
+        self._pool = pool
+        self._own_pool = pool is None
+        self._sandbox = sandbox
+        self._given_models = dict(models or {})
+        self._models: dict[str, Any] = {}
+        self._traces = trace_cache or TraceCache()
+        self._dataset_paths = list(dataset_paths)
+        self._writer: RecordWriter | None = None
+        self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
+        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
+        self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
+        self._trace_locks: dict[str, asyncio.Lock] = {}
+        self._shape_memo: dict[str, dict[str, Shape]] = {}
+        self._hidden_memo: dict[str, HiddenData] = {}
+        self._suite_memo: dict[str, str] = {}
+        self._summaries: dict[str, str] = {}
+        self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
+                       "completion": 0, "total": 0}
+        self._t0 = time.monotonic()
+        self._entered = False
+
+    async def __aenter__(self) -> Evaluator:
+        if self._pool is None:
+            self._pool = SandboxPool(self._sandbox)
+        await self._pool.start()
+        settings = load_model_config(self.config.model_config)
+        for spec in {*self.config.candidates, self.config.feedback}:
+            self._models[spec] = self._given_models.get(spec) or make_model(spec, settings)
+        self._entered = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._writer is not None:
+            await self._writer.aclose()
+            self._writer = None
+        for spec, model in self._models.items():
+            if spec not in self._given_models:
+                await model.aclose()
+        self._models.clear()
+        if self._own_pool and self._pool is not None:
+            await self._pool.aclose()
+
+    def statistics(self) -> RunStatistics:
+        s = self._stats
+        return RunStatistics(episodes_total=s["total"], episodes_done=s["done"],
+                             episodes_skipped=s["skipped"], errors=s["errors"], turns=s["turns"],
+                             tests_run=s["tests"], prompt_tokens=s["prompt"],
+                             completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0)
+
+    # -- services for episodes ---------------------------------------------
+
+    def _suite_key(self, instance: Instance) -> str:
+        """A content hash of what decides a program's results: tests, limits, checker, kind."""
+        key = self._suite_memo.get(instance.id)
+        if key is None:
+            enc = msgspec.json.encode([instance.tests, instance.kind, instance.entry_point,
+                                       instance.time_limit, instance.memory_limit_mb, instance.checker])
+            key = self._suite_memo[instance.id] = hashlib.sha256(enc).hexdigest()
+        return key
+
+    async def _evaluate(self, instance: Instance, program: str) -> tuple[dict[str, TestResult], float]:
+        """Results of ``program`` on the instance's tests; each distinct program runs once.
+
+        Keyed by content, not id: the same program on the same suite is never rerun,
+        and episodes that ask for it while it is running wait for that one run
+        (without this, hundreds of episodes that reach the same program together
+        would each run it).
+        """
+        key = (self._suite_key(instance), hashlib.sha256(program.encode()).hexdigest())
+        cached = self._eval_cache.get(key)
+        if cached is not None:
+            self._eval_cache.move_to_end(key)
+            return cached, 0.0
+        while (running := self._inflight.get(key)) is not None:
+            try:
+                return await asyncio.shield(running), 0.0
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not running.cancelled() or (task is not None and task.cancelling()):
+                    raise  # our own cancellation
+                # the episode that was running it was cancelled, not us: run it ourselves
+        cached = self._eval_cache.get(key)
+        if cached is not None:
+            return cached, 0.0
+        future: asyncio.Future[dict[str, TestResult]] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            assert self._pool is not None
+            t0 = time.monotonic()
+            results = await self._pool.run(instance.program(program), instance.tests, instance.limits,
+                                           checker=instance.checker)
+            ms = (time.monotonic() - t0) * 1000
+            self._stats["tests"] += len(results)
+            by_id = {r.id: r for r in results}
+            if not any(r.verdict.value == "SF" for r in results):  # never cache the sandbox's failures
+                self._eval_cache[key] = by_id
+                if len(self._eval_cache) > 4096:
+                    self._eval_cache.popitem(last=False)
+            future.set_result(by_id)
+            return by_id, ms
+        except BaseException as exc:
+            # waiters get the same failure (a cancellation of this episode is theirs
+            # to retry: they see CancelledError only through their own cancellation)
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        finally:
+            del self._inflight[key]
+
+    async def _traces_of(self, instance: Instance) -> Mapping[str, Sequence[int]]:
+        memo = self._trace_memo.get(instance.id)
+        if memo is not None:
+            return memo
+        lock = self._trace_locks.setdefault(instance.id, asyncio.Lock())
+        async with lock:
+            if instance.id not in self._trace_memo:
+                assert self._pool is not None
+                self._trace_memo[instance.id] = await self._traces.traces(self._pool, instance)
+        return self._trace_memo[instance.id]
+
+    def _shapes_of(self, instance: Instance) -> dict[str, Shape]:
+        if instance.id not in self._shape_memo:
+            self._shape_memo[instance.id] = {t.id: output_shape(t) for t in instance.tests}
+        return self._shape_memo[instance.id]
+
+    async def _view_of(self, instance: Instance) -> Instance:
+        """The instance as the candidate sees it: with ``obfuscate``, a one-sentence problem.
+
+        The summary is made once per instance by the feedback model (offline: the
+        statement's first sentence), kept in ``summaries.json`` so that a resumed run
+        shows the candidate the same text.
+        """
+        if not self.config.obfuscate:
+            return instance
+        summary = self._summaries.get(instance.id)
+        if summary is None:
+            lock = self._trace_locks.setdefault("summary:" + instance.id, asyncio.Lock())
+            async with lock:
+                summary = self._summaries.get(instance.id)
+                if summary is None:
+                    summary = await self._summarise(instance)
+                    self._summaries[instance.id] = summary
+                    if self.out_dir is not None:
+                        _write_json(self.out_dir / "summaries.json", self._summaries)
+        return msgspec.structs.replace(instance, problem=summary)
+
+    async def _summarise(self, instance: Instance) -> str:
+        from ..protocol.baselines import first_sentence, summary_messages
+
+        model = self._models[self.config.feedback]
+        if getattr(model, "uses_context", False):
+            return first_sentence(instance.problem.replace("#", " "))
+        reply = await model.complete(summary_messages(instance.problem), temperature=self.config.temperature,
+                                     max_tokens=self.config.max_tokens)
+        return first_sentence(reply.text) or instance.problem
+
+    def _hidden_of(self, instance: Instance) -> HiddenData:
+        if instance.id not in self._hidden_memo:
+            self._hidden_memo[instance.id] = hidden_data(instance)
+        return self._hidden_memo[instance.id]
+
+    # -- the sweep -----------------------------------------------------------
+
+    def manifest(self, instances: Sequence[Instance], run_id: str) -> RunManifest:
+        from ..core.version import __version__
+
+        c = self.config
+        return RunManifest(
+            run_id=run_id, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            software_version=__version__, dataset=self._dataset_paths,
+            dataset_hash=dataset_hash(instances), instances=len(instances), candidates=list(c.candidates),
+            feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
+            python=sys.version.split()[0], platform=platform.platform(),
+        )
+
+    def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:
+        """Manifest, and what earlier records say (resume): turns per episode, finished episodes."""
+        prior: dict[str, list[TurnRecord]] = {}
+        finished: set[str] = set()
+        run_id = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
+        if self.out_dir is None:
+            return run_id, prior, finished
+        old = read_manifest(self.out_dir)
+        records, valid = read_records(self.out_dir)
+        if old is not None or records:
+            if not self.resume:
+                raise StoreError(f"{self.out_dir} already holds a run; use --resume or another --out")
+            if old is None:
+                raise StoreError(f"{self.out_dir}: records without a manifest; cannot resume")
+            check_resume(old, self.manifest(instances, old.run_id))
+            run_id = old.run_id
+        else:
+            write_manifest(self.out_dir, self.manifest(instances, run_id))
+        for rec in records:
+            if isinstance(rec, EpisodeRecord):
+                finished.add(rec.episode_id)
+            else:
+                prior.setdefault(rec.episode_id, []).append(rec)
+        for eid, turns in prior.items():
+            turns.sort(key=lambda r: r.turn)
+            if [r.turn for r in turns] != list(range(len(turns))):
+                raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
+        self._writer = RecordWriter(self.out_dir, valid_length=valid)
+        summaries = self.out_dir / "summaries.json"
+        if summaries.exists():
+            self._summaries = msgspec.json.decode(summaries.read_bytes(), type=dict[str, str])
+        return run_id, prior, finished
+
+    def episodes(self, instances: Sequence[Instance], run_id: str) -> list[tuple[EpisodeSpec, Instance]]:
+        c = self.config
+        out = []
+        for run in range(c.runs):
+            run_seed = derive_seed(c.seed, run)
+            for inst in instances:
+                seed = derive_seed(run_seed, inst.id)
+                for model in c.candidates:
+                    for protocol in c.protocols:
+                        eid = f"{protocol}/{model}/r{run}/{inst.id}"
+                        out.append((EpisodeSpec(run_id=run_id, episode_id=eid, instance_id=inst.id,
+                                                model=model, feedback=c.feedback, protocol=protocol,
+                                                run=run, seed=seed), inst))
+        return out
+
+    async def run(self, instances: Iterable[Instance]) -> AsyncIterator[Record]:
+        """Run every episode of ``instances``; yields each record as it is written."""
+        if not self._entered:
+            raise ConfigError("use `async with Evaluator(...) as ev:` before ev.run()")
+        instances = list(instances)
+        if len({i.id for i in instances}) != len(instances):
+            raise ConfigError("instance ids must be unique")
+        run_id, prior, finished = self._prepare(instances)
+        todo = self.episodes(instances, run_id)
+        self._stats["total"] = len(todo)
+        queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
+        env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
+                         hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint,
+                         view=self._view_of, policy=self.config.policy(),
+                         validation=ValidationPolicy(budget=self.config.hint_budget),
+                         temperature=self.config.temperature, max_tokens=self.config.max_tokens,
+                         styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit)
+        pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
+        self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
+
+        async def worker() -> None:
+            for spec, inst in pending:
+                try:
+                    await run_episode(spec, inst, self._models[spec.model], self._models[spec.feedback],
+                                      env, prior.get(spec.episode_id, ()))
+                except Exception as exc:  # a bug must cost one episode, never the sweep
+                    where = traceback.extract_tb(exc.__traceback__)[-1]
+                    await env.emit(EpisodeRecord(
+                        run_id=spec.run_id, episode_id=spec.episode_id, instance_id=spec.instance_id,
+                        model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed,
+                        status="error", turns=len(prior.get(spec.episode_id, ())),
+                        error=f"internal error {type(exc).__name__}: {exc} "
+                              f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
+
+        async def produce() -> None:
+            try:
+                async with asyncio.TaskGroup() as tg:
+                    for k in range(min(self.config.concurrency, len(todo)) or 1):
+                        tg.create_task(worker())
+                        if k % _RAMP == _RAMP - 1:
+                            # ramp up: every episode's first step would otherwise run in
+                            # one loop iteration (1,024 x turn 0 = a 0.3 s stall)
+                            await asyncio.sleep(0)
+            finally:
+                await queue.put(_DONE)
+
+        task = asyncio.create_task(produce())
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                yield item
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            if self._writer is not None:
+                await self._writer.sync()
+
+    def _emitter(self, queue: asyncio.Queue[Any]) -> Any:
+        async def emit(record: Record) -> None:
+            if self._writer is not None:
+                self._writer.write(record)
+            if isinstance(record, TurnRecord):
+                self._stats["turns"] += 1
+                for call in record.calls:
+                    self._stats["prompt"] += call.usage.prompt_tokens
+                    self._stats["completion"] += call.usage.completion_tokens
+            else:
+                self._stats["done"] += 1
+                self._stats["errors"] += record.status == "error"
+                if self._writer is not None:
+                    await self._writer.sync()
+            await queue.put(record)
+
+        return emit
