@@ -30,7 +30,8 @@ from .core.version import __version__
 from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
 from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
 from .models.offline import RulesFeedback, SimCandidate, TurnContext
-from .report.metrics import ModelMetrics, Trajectory, TurnOutcome, compute_metrics, metrics_by_model
+from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
+from .report.trajectory import Trajectory, TurnOutcome
 from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
 from .runner.evaluator import Evaluator, RunConfig, RunStatistics
 from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics

@@ -19,7 +19,8 @@ import sys
 import msgspec
 
 from ..core.errors import ConfigError, StoreError
-from .import_ import _positive_int, add_codeforces_arguments, options_from_args
+from .args import positive_int as _positive_int
+from .import_ import add_codeforces_arguments, options_from_args
 
 __all__ = ["add_build_parser", "run_build"]
 
@@ -59,7 +60,9 @@ def add_build_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 async def run_build(args: argparse.Namespace) -> int:
     """Run ``build-dataset``; print the summary; the exit code of the module docstring."""
-    from ..datasets.build import SANDBOX_FAULT, BuildParams, build_dataset
+    from ..datasets.build import build_dataset
+    from ..datasets.build_repair import SANDBOX_FAULT
+    from ..datasets.build_workdir import BuildParams
 
     params = BuildParams(sources=list(args.sources), out=args.out, model=args.model,
                          turns=args.turns, concurrency=args.concurrency, seed=args.seed,

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..core.errors import ConfigError
+from .args import non_negative_int as _non_negative_int
+from .args import positive_int as _positive_int
 
 if TYPE_CHECKING:
     from ..datasets.importers import ImportOptions
@@ -43,23 +45,6 @@ _FORMAT_HELP = (
     "humaneval: HumanEval-style JSON Lines (generation from a blank program); "
     "jsonl: the native format (validate and normalise)"
 )
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return value
 
 
 def _number(text: str) -> float:

@@ -17,30 +17,17 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import ConfigError, PairbenchError, SandboxError, StoreError
+from .args import positive_float as _positive_float
+from .args import positive_int as _positive_int
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX = 0, 1, 2, 3
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return value
+def _prog() -> str:
+    """``pairbench`` when started as the console script, else the module form."""
+    return "pairbench" if os.path.basename(sys.argv[0]) == "pairbench" else "python -m pairbench_async"
 
 
 def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
@@ -54,9 +41,14 @@ def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m pairbench_async",
+        prog=_prog(),
         description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
+        epilog="Exit status: 0 success; 1 a finding (episodes ended in error, validate found "
+               "problems); 2 bad arguments or input files; 3 the sandbox could not run; 130 interrupted.",
     )
+    from ..core.version import __version__
+
+    parser.add_argument("--version", action="version", version=f"pairbench_async {__version__}")
     sub = parser.add_subparsers(dest="command")
 
     from .run import add_run_arguments
@@ -107,6 +99,15 @@ def _parser() -> argparse.ArgumentParser:
                     help="expected buggy pass-rate range (outside it: a warning)")
     _add_sandbox_flags(va)
 
+    ls = sub.add_parser("list", help="what is available: protocols, metrics, datasets",
+                        description="List the protocols (with their properties and sources), the "
+                        "metrics (formula, direction, source) or the datasets (bundled fixtures and "
+                        "importable formats).")
+    ls.add_argument("what", choices=("protocols", "metrics", "datasets"))
+
+    from .export import add_export_parser
+
+    add_export_parser(sub)
     from .import_ import add_import_parser
 
     add_import_parser(sub)
@@ -120,8 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m pairbench_async``; returns the exit code."""
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run", "report", "exec", "validate", "import", "build-dataset"}
-    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help")):
+    commands = {"run", "report", "exec", "validate", "import", "build-dataset", "list", "export"}
+    if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
     try:
@@ -145,6 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .build_dataset import run_build
 
             return asyncio.run(run_build(args))
+        if args.command == "export":
+            from .export import export_command
+
+            return asyncio.run(export_command(args))
+        if args.command == "list":
+            from .listing import list_command
+
+            return list_command(args.what)
         if args.command == "validate":
             from .validate import validate_command
 

@@ -162,7 +162,7 @@ async def report_command(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.dir)
     if not (run_dir / "records.jsonl").exists():
-        raise ConfigError(f"{run_dir}: no records.jsonl (is this a run directory?)")
+        return _sweep_report(run_dir, args)
     config: str | None = getattr(args, "config", None)
     prices = load_prices(config) if config is not None else None
     markdown: str | None = getattr(args, "markdown", None)
@@ -210,4 +210,31 @@ async def report_command(args: argparse.Namespace) -> int:
             print("\n" + _precision_text(precision))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
+    return 0
+
+
+def _sweep_report(root: Path, args: argparse.Namespace) -> int:
+    """A ``--sweep`` folder: one combined leaderboard, each row named by its setting."""
+    from ..report.leaderboard import leaderboard, leaderboard_json, render_text
+    from ..runlog.store import read_records
+    from .export import run_dirs
+
+    runs = run_dirs(root)  # ConfigError when there is no run here at all
+    if getattr(args, "html", None) or getattr(args, "markdown", None):
+        raise ConfigError(f"{root} is a sweep of {len(runs)} runs; --html/--markdown report one run: "
+                          f"give one of {', '.join(str(run) for _, run in runs)}")
+    combined = []
+    for setting, run in runs:
+        records, _ = read_records(run)
+        combined += [msgspec.structs.replace(r, model=f"{setting} {r.model}", episode_id=f"{setting}/{r.episode_id}")
+                     for r in records]
+    board = leaderboard(combined)
+    if args.json:
+        data = leaderboard_json(board)
+        data["settings"] = [setting for setting, _ in runs]
+        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
+    else:
+        print(f"sweep {root}: {len(runs)} settings ({', '.join(setting for setting, _ in runs)}); "
+              "each row is SETTING MODEL[|PROTOCOL]")
+        print(render_text(board))
     return 0

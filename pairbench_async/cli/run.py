@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import re
 import signal
 import sys
 import time
@@ -20,8 +21,9 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import ConfigError
+from .args import non_negative_float, positive_int
 
-__all__ = ["add_run_arguments", "run_command", "run_loop"]
+__all__ = ["add_run_arguments", "error_summary", "render_errors", "run_command", "run_loop"]
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,18 +35,23 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
                    help="pair (default); baselines: nohint vanilla simple compiler test human paragraph "
                    "sentence code rephrase selfcritique (several: each its own episodes)")
-    p.add_argument("--concurrency", type=int, default=64, metavar="N", help="episodes in flight (default 64)")
-    p.add_argument("--runs", type=int, default=1, metavar="K", help="repeated runs with derived seeds")
+    p.add_argument("--concurrency", type=positive_int, default=64, metavar="N",
+                   help="episodes in flight (default 64)")
+    p.add_argument("--runs", type=positive_int, default=1, metavar="K", help="repeated runs with derived seeds")
     p.add_argument("--seed", type=int, default=0, metavar="S")
-    p.add_argument("--turns", type=int, default=10, metavar="A", help="alpha: hinted turns (default 10)")
-    p.add_argument("--scenario-turns", type=int, default=3, metavar="B",
+    p.add_argument("--turns", type=positive_int, default=10, metavar="A", help="alpha: hinted turns (default 10)")
+    p.add_argument("--scenario-turns", type=positive_int, default=3, metavar="B",
                    help="beta: turns per scenario (default 3)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: a new runs/<time>)")
     p.add_argument("--resume", action="store_true", help="continue the run recorded in --out")
     p.add_argument("--config", metavar="FILE", help="TOML file with per-model endpoint settings")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
-    p.add_argument("--temperature", type=float, default=None)
-    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N instances")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="skip (and count) malformed dataset lines instead of stopping at the first")
+    p.add_argument("--allow-errors", action="store_true",
+                   help="exit 0 even when episodes ended in error (default: exit 1, causes listed)")
+    p.add_argument("--temperature", type=non_negative_float, default=None)
+    p.add_argument("--max-tokens", type=positive_int, default=None)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
                    help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
@@ -52,7 +59,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
     p.add_argument("--minimal-edit", action="store_true",
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
-    p.add_argument("--workers", type=int, default=None, help="sandbox workers (default: cores)")
+    p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
                    "min-scenario-size, representatives, hint-budget), one subdirectory each")
@@ -60,7 +67,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def _out_dir(args: argparse.Namespace) -> Path:
     if args.out:
-        return Path(args.out)
+        out = Path(args.out)
+        if args.resume and not (out / "manifest.json").is_file() and not any(out.glob("*/manifest.json")):
+            # a mistyped folder must not silently start a new run
+            raise ConfigError(f"--resume: no run to continue in {out} (no manifest.json there)")
+        return out
     if args.resume:
         raise ConfigError("--resume needs --out DIR (the run to continue)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -100,8 +111,10 @@ async def run_command(args: argparse.Namespace) -> int:
     from ..runner.evaluator import Evaluator, RunConfig
     from ..sandbox.pool import SandboxConfig, SandboxPool
 
-    read = load_dataset(args.dataset)
-    instances = read.instances[: args.limit] if args.limit else read.instances
+    read = load_dataset(args.dataset, skip_invalid=args.skip_invalid)
+    for skipped in read.skipped:
+        print(f"skipped: {skipped}", file=sys.stderr)
+    instances = read.instances[: args.limit] if args.limit is not None else read.instances
     if not instances:
         raise ConfigError("no instances to run")
     base = RunConfig(
@@ -116,6 +129,7 @@ async def run_command(args: argparse.Namespace) -> int:
     plan = []
     for point in grid:
         config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
+        config.validate()  # every spec must be one we can make: the CLI brings no clients
         sub = root / "_".join(f"{k}={v}" for k, v in point.items()) if point else root
         plan.append((point, config, sub))
     main = asyncio.current_task()
@@ -131,6 +145,7 @@ async def run_command(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
     out = root
+    errored = 0
     try:
         async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
             for point, config, out in plan:
@@ -144,21 +159,66 @@ async def run_command(args: argparse.Namespace) -> int:
                 records, _ = read_records(out)
                 if point:
                     print(f"\n== {', '.join(f'{k}={v}' for k, v in point.items())} ==")
-                print(render_text(leaderboard(records)))
+                board = leaderboard(records)
+                print(render_text(board))
                 stats = ev.statistics()
                 print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
                       f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
                       f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+                errors = error_summary(records)
+                errored += sum(count for _, count, _ in errors)
+                if errors:
+                    print(render_errors(errors, stats.stopped_models, out), file=sys.stderr)
     except asyncio.CancelledError:
         if not interrupted:
             raise
-        print(f"\ninterrupted: records so far are in {out}; continue with --resume --out {root}",
-              file=sys.stderr)
+        print(f"\ninterrupted: records so far are in {out}; continue with: pairbench run --resume --out {root} "
+              "(and the same arguments)", file=sys.stderr)
         return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    return 0
+    return 1 if errored and not args.allow_errors else 0
+
+
+_SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_-]{6,}|Bearer\s+\S+|(?i:api[_-]?key)=\S+)")
+
+
+def _scrub(text: str) -> str:
+    """A message with anything that looks like a key replaced (keys never reach a screen)."""
+    return _SECRET_RE.sub("[redacted]", text)
+
+
+def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
+    """Errored episodes grouped by cause: (cause, count, first message), most frequent first.
+
+    The cause is the error's class and its message with numbers, quoted values and
+    instance ids blanked, so that the same failure on 140 instances is one line.
+    """
+    from ..runlog.records import EpisodeRecord
+
+    groups: dict[str, list[str]] = {}
+    for rec in records:
+        if isinstance(rec, EpisodeRecord) and rec.status == "error":
+            message = _scrub(rec.error or "unknown error")
+            cause = re.sub(r"\d+(\.\d+)?", "#", message.replace(rec.instance_id, "<instance>"))
+            cause = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", cause)[:160]
+            groups.setdefault(cause, []).append(message)
+    ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    return [(cause, len(messages), messages[0]) for cause, messages in ordered]
+
+
+def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: Path) -> str:
+    total = sum(count for _, count, _ in errors)
+    lines = [f"\n{total} episode(s) ended in error, by cause:"]
+    for _, count, first in errors:
+        lines.append(f"  {count:5} x {first[:500]}")
+    for spec in stopped:
+        lines.append(f"  {spec}: stopped early (circuit breaker): every call failed, so its remaining "
+                     "episodes were not attempted")
+    lines.append(f"records: {out / 'records.jsonl'} (episode records with \"status\": \"error\"); "
+                 "exit status 1 (--allow-errors: 0)")
+    return "\n".join(lines)
 
 
 async def _consume(ev: object, instances: list[object], quiet: bool) -> None:

@@ -39,6 +39,8 @@ _URL_SUFFIX_RE = re.compile(r"@(https?://\S+)\Z")
 #: After '@', text that looks like a host or another URL scheme (``localhost:8000/v1``,
 #: ``ftp://``) rather than a version tag.
 _HOSTLIKE_RE = re.compile(r"@[\w.+-]+(:\d*)?/")
+#: what may follow '@' inside a model name: a version tag such as Vertex AI's ``@20240229``
+_VERSION_TAG_RE = re.compile(r"@\d[\w.-]*\Z")
 
 
 @runtime_checkable
@@ -186,8 +188,9 @@ def parse_model_spec(spec: str) -> tuple[str, str, str | None]:
     ``openai:MODEL`` and ``openai:MODEL@http(s)://HOST/...`` are checked here;
     any other scheme (``sim:...``, ``rules``, ``replay:PATH``) comes back with the
     rest of the spec as its name, for the caller to dispatch. An ``@`` not followed
-    by a URL stays part of the model name (``claude-3@20240229``), unless what
-    follows looks like a host without ``http://``, which is a mistake worth naming.
+    by a URL stays part of the model name only before a version tag
+    (``claude-3@20240229``); anything else after it (``gpt@localhost:8000``,
+    ``gpt@notaurl``) is a base URL without ``http://``, a mistake worth naming.
     """
     text = spec.strip()
     if not text:
@@ -205,9 +208,11 @@ def parse_model_spec(spec: str) -> tuple[str, str, str | None]:
         reason = _check_base_url(base_url)
         if reason is not None:
             raise ConfigError(f"model spec for {rest!r}: base URL {reason}")
-    elif _HOSTLIKE_RE.search(rest):
+    if _HOSTLIKE_RE.search(rest) or ("@" in rest and not _VERSION_TAG_RE.search(rest)):
+        # ``gpt@notaurl`` would otherwise go to the public endpoint as a model name
         raise ConfigError(
-            f"model spec {spec!r}: the base URL after '@' must start with http:// or https://"
+            f"model spec {spec!r}: the base URL after '@' must start with http:// or https:// "
+            "(only a version tag such as @20240229 may follow '@' in a model name)"
         )
     if not rest or any(ch.isspace() for ch in rest):
         raise ConfigError(f"model spec {spec!r}: missing or malformed model name")

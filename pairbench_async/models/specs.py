@@ -22,6 +22,7 @@ table for them (``sim:0.8``, ``rules``: offline models report chars/4 estimates)
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,16 +84,27 @@ def load_prices(path: str) -> PriceBook:
     return price_book(load_model_config(path), source=path)
 
 
-def make_model(spec: str, config: dict[str, EndpointSettings] | None = None) -> Any:
-    """A model client for ``spec``."""
-    from .endpoint import parse_model_spec
+def make_model(spec: str, config: dict[str, EndpointSettings] | None = None,
+               environ: Mapping[str, str] | None = None) -> Any:
+    """A model client for ``spec``.
+
+    An ``openai:`` base URL comes, first found: from the spec (``@URL``), from the
+    config's table for it (or ``[defaults]``), from ``OPENAI_BASE_URL`` (as
+    openai-python reads it), else ``https://api.openai.com/v1``.
+    """
+    from .endpoint import EndpointSettings, parse_model_spec
 
     config = config or {}
-    scheme, name, _ = parse_model_spec(spec)
+    scheme, name, url = parse_model_spec(spec)
     if scheme == "openai":
         from .client import OpenAIClient  # aiohttp only when an HTTP model is made
 
-        return OpenAIClient.from_spec(spec, config.get(spec, config.get("")))
+        settings = config.get(spec, config.get(""))
+        env_url = (os.environ if environ is None else environ).get("OPENAI_BASE_URL", "").strip()
+        if url is None and env_url and (settings is None or settings.base_url == EndpointSettings().base_url):
+            settings = msgspec.structs.replace(settings or EndpointSettings(), base_url=env_url.rstrip("/"))
+            settings.__post_init__()  # the same checks as a configured URL (scheme, no credentials)
+        return OpenAIClient.from_spec(spec, settings)
     if scheme in ("sim", "rules"):
         from .offline import parse_offline_spec
 

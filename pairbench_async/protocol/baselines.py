@@ -38,7 +38,8 @@ import re
 import msgspec
 
 from ..core.types import Instance, Message, Test, TestResult
-from .hints import Evidence, render_evidence
+from .evidence import Evidence
+from .feedback_prompt import render_evidence
 
 __all__ = [
     "SIMPLE_FEEDBACK",

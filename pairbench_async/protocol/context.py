@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..core.types import Instance, Message, Usage
-from .hints import Evidence
+from .evidence import Evidence
 from .leakage import HiddenData
 
 __all__ = ["TurnContext", "estimate_usage", "stable_seed"]

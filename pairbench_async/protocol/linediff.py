@@ -1,7 +1,7 @@
 """Line diffs between two programs: the hunks both offline models reason about.
 
 Pure module: :mod:`..models.sim` applies the reference's side of hunks, :mod:`..models.rules_code`
-locates the fault in them, :mod:`..report.precision` and :mod:`..report.bleu` number lines as the
+locates the fault in them, :mod:`..report.edits` and :mod:`..report.bleu` number lines as the
 compiler does (:func:`source_lines`).
 """
 

@@ -36,7 +36,9 @@ from .baselines import (
     test_feedback,
 )
 from .context import TurnContext
-from .hints import Evidence, build_evidence, build_feedback_prompt, mask_evidence
+from .evidence import Evidence, build_evidence
+from .feedback_prompt import build_feedback_prompt
+from .hints import mask_evidence
 from .leakage import (
     HiddenData,
     HintAttempt,

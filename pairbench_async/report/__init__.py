@@ -1,8 +1,11 @@
 """report: numbers from records.
 
-Owns the trajectory metrics (:mod:`.metrics`), ranking (:mod:`.ranking`), hint
-precision and BLEU (:mod:`.precision`, :mod:`.bleu`), the leaderboard and token
-costs (:mod:`.leaderboard`), and the rendered report (:mod:`.model`, :mod:`.layout`,
+Owns the trajectory data model (:mod:`.trajectory`), the per-turn and per-instance
+metrics (:mod:`.trajectory_metrics`) and their per-model aggregation (:mod:`.metrics`),
+ranking (:mod:`.ranking`), edit precision and BLEU (:mod:`.precision`, :mod:`.edits`,
+:mod:`.verdicts`, :mod:`.bleu`), the leaderboard (:mod:`.leaderboard`), token costs
+(:mod:`.cost`), what each metric means (:mod:`.glossary`), tidy export tables
+(:mod:`.tables`) and the rendered report (:mod:`.model`, :mod:`.layout`,
 :mod:`.figures`, :mod:`.html`). Reads records, never runs anything. May import
 :mod:`..core`, :mod:`..protocol`, :mod:`..runlog` and :mod:`..models` (prices).
 """

@@ -12,7 +12,9 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from ..runlog.records import EpisodeRecord, Record, TurnRecord
-from .metrics import METRIC_NAMES, ModelMetrics, Trajectory, TurnOutcome, metrics_by_model
+from .glossary import legend_lines
+from .metrics import METRIC_NAMES, ModelMetrics, metrics_by_model
+from .trajectory import Trajectory, TurnOutcome
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
@@ -151,4 +153,6 @@ def render_text(board: Leaderboard) -> str:
                  f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
     if board.unprotected:
         lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
+    lines.append("legend (↑ higher is better, ↓ lower; `pairbench list metrics` for the formulas):")
+    lines += legend_lines(LEADERBOARD_COLUMNS)
     return "\n".join(lines)

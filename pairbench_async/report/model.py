@@ -22,11 +22,9 @@ from .leaderboard import trajectories, unprotected_protocols
 from .metrics import (
     ClosureDistribution,
     ModelMetrics,
-    Trajectory,
     closure_distribution,
     compute_metrics,
     cumulative_final_fix,
-    pass_rates,
 )
 from .ranking import (
     TABLE_V_METRICS,
@@ -39,6 +37,8 @@ from .ranking import (
     ranking_stability,
     run_statistics,
 )
+from .trajectory import Trajectory
+from .trajectory_metrics import pass_rates
 
 __all__ = ["ProtocolView", "Report", "build_report"]
 

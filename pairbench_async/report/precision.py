@@ -1,25 +1,16 @@
-"""Repair-precision metrics (PDB, FixEval): how a repair edits the buggy program.
+"""Repair-precision metrics (PDB, FixEval) per turn and per model: how a repair edits the program.
 
-This module owns the definitions of seed 003 (PDB: edit-level precision and recall,
+This module owns the scoring of seed 003 (PDB: edit-level precision and recall,
 regeneration versus precise debugging) and seed 004 (FixEval: verdict mix with CE, exact
 match, BLEU), as DESIGN.md section 4 asks for them beside the execution metrics;
-``docs/PRECISION.md`` states every definition and edge case in words. Pass rates say
-*whether* a repair works; these numbers say *how*: a model that rewrites the whole
-program to fix a one-line bug passes as often as one that edits that line, and only an
-edit-level measure tells them apart.
+``docs/PRECISION.md`` states every definition and edge case in words. The measures
+themselves are defined beside it: line edits in :mod:`.edits`, the verdict mix in
+:mod:`.verdicts`, code tokens, exact match and BLEU in :mod:`.bleu` (re-exported here).
+This module applies them to records:
 
-Everything is measured against the instance's buggy program, in its line numbers:
-
-* :func:`changed_lines` diffs two programs line by line (whitespace-normalised) and
-  returns the buggy lines an edit replaces or deletes plus its insertion points;
-* :func:`edit_precision` / :func:`edit_recall` compare the candidate's edit with the
-  reference's edit, with a line tolerance; :func:`regenerated` flags wholesale rewrites;
-* :func:`exact_match` and :func:`bleu` / :func:`corpus_bleu` compare code tokens
-  (:func:`code_tokens`) with the reference (defined in :mod:`.bleu`, re-exported);
-* :func:`verdict_mix` turns a turn's verdict counts into shares, moving the RE tests of
-  a program that does not compile (:func:`compiles`) to CE;
-* :func:`turn_precision` scores one :class:`~..runlog.records.TurnRecord`, and
-  :func:`precision_by_model` averages finished episodes per (model, protocol) group.
+* :func:`turn_precision` scores one :class:`~..runlog.records.TurnRecord` against its
+  instance (each (instance, program) scored once per sweep);
+* :func:`precision_by_model` averages finished episodes per (model, protocol) group.
 
 Pure and synchronous like the rest of the protocol core: no I/O, no clock, no
 randomness. An undefined value (an empty denominator) is ``None`` and is left out of
@@ -28,18 +19,13 @@ every average; sums use :func:`math.fsum`.
 
 from __future__ import annotations
 
-import bisect
-import difflib
 import math
-import warnings
 from collections.abc import Iterable, Mapping
-from typing import Final
 
 import msgspec
 
 from ..core.errors import ConfigError
 from ..core.types import Instance
-from ..protocol.linediff import source_lines
 from ..runlog.records import EpisodeRecord, Record, TurnRecord
 from .bleu import (
     BLEU_ORDER,
@@ -51,213 +37,29 @@ from .bleu import (
     exact_match,
     pair_stats,
 )
+from .edits import (
+    EditSet,
+    _check_threshold,
+    _check_tolerance,
+    _is_regenerated,
+    _precision,
+    _recall,
+    changed_lines,
+)
 from .metrics import group_key
+from .verdicts import VERDICT_KEYS, _mix, compiles
 
 __all__ = [
     "BLEU_ORDER",
-    "VERDICT_KEYS",
-    "EditSet",
     "PrecisionSummary",
     "TurnPrecision",
     "bleu",
-    "changed_lines",
     "code_tokens",
-    "compiles",
     "corpus_bleu",
-    "edit_precision",
-    "edit_recall",
     "exact_match",
     "precision_by_model",
-    "regenerated",
     "turn_precision",
-    "verdict_mix",
 ]
-
-#: The verdicts of a mix, in table order: the sandbox's seven plus FixEval's CE.
-VERDICT_KEYS: Final = ("AC", "WA", "TLE", "RE", "MLE", "CE", "OLE", "SF")
-
-
-
-# --------------------------------------------------------------------------- line edits
-
-
-class EditSet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Where an edit touches its base program, in the base's 1-based line numbers.
-
-    ``changed`` holds the base lines the edit replaces or deletes; ``inserted`` the
-    insertion points, each the number of the non-blank base line the inserted lines
-    precede (one past the last non-blank line for an insertion at the end). ``lines``
-    is the number of non-blank base lines, the denominator of :func:`regenerated`.
-    """
-
-    changed: frozenset[int]
-    inserted: frozenset[int]
-    lines: int
-
-    @property
-    def points(self) -> frozenset[int]:
-        """Every base position the edit touches: changed lines and insertion points."""
-        return self.changed | self.inserted
-
-    @property
-    def changed_share(self) -> float | None:
-        """The share of non-blank base lines replaced or deleted; None for an empty base."""
-        return len(self.changed) / self.lines if self.lines else None
-
-
-def _keyed(text: str) -> tuple[list[int], list[str]]:
-    """The non-blank lines' numbers and comparison keys (the line without trailing whitespace)."""
-    numbers: list[int] = []
-    keys: list[str] = []
-    for number, line in enumerate(source_lines(text), start=1):
-        key = line.rstrip()
-        if key:
-            numbers.append(number)
-            keys.append(key)
-    return numbers, keys
-
-
-def changed_lines(base: str, new: str) -> EditSet:
-    """The line-level edit that turns ``base`` into ``new``, located in ``base``.
-
-    Lines are compared after dropping trailing whitespace (spaces, tabs, ``\\r``, form
-    feeds), and blank lines are left out of the comparison altogether, so adding,
-    removing or resizing a run of blank lines is never an edit. Leading whitespace is
-    compared exactly: re-indenting a line changes it, since indentation is Python syntax.
-    The diff is :class:`difflib.SequenceMatcher`'s opcodes with ``autojunk=False`` (its
-    popular-line heuristic would make long programs' diffs depend on line frequency).
-    """
-    numbers, base_keys = _keyed(base)
-    _, new_keys = _keyed(new)
-    end = numbers[-1] + 1 if numbers else 1
-    changed: set[int] = set()
-    inserted: set[int] = set()
-    matcher = difflib.SequenceMatcher(None, base_keys, new_keys, autojunk=False)
-    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            changed.update(numbers[i1:i2])
-        elif tag == "insert":
-            inserted.add(numbers[i1] if i1 < len(numbers) else end)
-    return EditSet(changed=frozenset(changed), inserted=frozenset(inserted), lines=len(numbers))
-
-
-def _check_tolerance(tolerance: int) -> None:
-    if tolerance < 0:
-        raise ValueError(f"tolerance must be >= 0 lines, got {tolerance}")
-
-
-def _near_share(points: frozenset[int], others: frozenset[int], tolerance: int) -> float | None:
-    """The share of ``points`` within ``tolerance`` lines of some point of ``others``."""
-    if not points:
-        return None
-    ordered = sorted(others)
-    near = 0
-    for point in points:
-        at = bisect.bisect_left(ordered, point - tolerance)
-        if at < len(ordered) and ordered[at] <= point + tolerance:
-            near += 1
-    return near / len(points)
-
-
-def _precision(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
-    return _near_share(candidate.points, reference.points, tolerance)
-
-
-def _recall(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
-    return _near_share(reference.points, candidate.points, tolerance)
-
-
-def edit_precision(buggy: str, candidate: str, reference: str, tolerance: int = 1) -> float | None:
-    """How much of what the candidate changed was needed (PDB's edit-level precision).
-
-    The share of the candidate's edit points in ``buggy`` (changed lines and insertion
-    points, :func:`changed_lines`) that lie within ``tolerance`` lines of a point the
-    reference's edit also touches. ``None`` when the candidate changed nothing; 0 when
-    the reference changes nothing but the candidate does.
-    """
-    _check_tolerance(tolerance)
-    return _precision(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
-
-
-def edit_recall(buggy: str, candidate: str, reference: str, tolerance: int = 1) -> float | None:
-    """How much of the needed edit the candidate made: the converse of :func:`edit_precision`.
-
-    The share of the reference's edit points within ``tolerance`` lines of a point the
-    candidate touched; ``None`` when the reference changes nothing.
-    """
-    _check_tolerance(tolerance)
-    return _recall(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
-
-
-def _check_threshold(threshold: float) -> None:
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be in [0, 1], got {threshold}")
-
-
-def _is_regenerated(edit: EditSet, threshold: float) -> bool:
-    share = edit.changed_share
-    return share is not None and share > threshold
-
-
-def regenerated(buggy: str, candidate: str, threshold: float = 0.5) -> bool:
-    """True when the candidate replaced or deleted more than ``threshold`` of the buggy lines.
-
-    Counted over the buggy program's non-blank lines; insertions alone never make a
-    regeneration (they leave every buggy line in place). An empty buggy program is
-    never regenerated.
-    """
-    _check_threshold(threshold)
-    return _is_regenerated(changed_lines(buggy, candidate), threshold)
-
-
-# --------------------------------------------------------------------------- verdicts
-
-
-def compiles(program: str) -> bool:
-    """Whether Python compiles ``program`` (FixEval's compilation check, without running it).
-
-    ``compile(program, "<candidate>", "exec")`` failing with SyntaxError (IndentationError
-    and TabError included), ValueError (null bytes on some Python versions), or
-    RecursionError / MemoryError (nesting too deep for the parser or compiler) is a compile
-    error: the sandboxed interpreter fails the same way before running anything. Warnings are
-    silenced for the call: under ``-W error`` a SyntaxWarning would otherwise turn a
-    program that runs into a "compile error".
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            compile(program, "<candidate>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
-
-
-def _mix(verdicts: Mapping[str, int], compiled: bool) -> dict[str, float]:
-    counts = dict.fromkeys(VERDICT_KEYS, 0)
-    for key, count in verdicts.items():
-        if key not in counts:
-            raise ValueError(f"unknown verdict {key!r}; expected one of {', '.join(VERDICT_KEYS)}")
-        if count < 0:
-            raise ValueError(f"verdict {key!r} has a negative count {count}")
-        counts[key] += count
-    total = sum(counts.values())
-    if total == 0:
-        return {}
-    if not compiled:
-        counts["CE"] += counts["RE"]
-        counts["RE"] = 0
-    return {key: counts[key] / total for key in VERDICT_KEYS}
-
-
-def verdict_mix(record: TurnRecord) -> dict[str, float]:
-    """The shares of each verdict over a turn's hidden tests, with FixEval's CE.
-
-    Keys are :data:`VERDICT_KEYS` in order and the shares sum to 1. When the turn's
-    program does not compile (:func:`compiles`) every RE test is counted as CE: the
-    sandbox reports a syntax error as a runtime error on each test. A turn without
-    verdict counts gives ``{}``, left out of every average.
-    """
-    return _mix(record.verdicts, compiles(record.program))
 
 
 # --------------------------------------------------------------------------- per turn

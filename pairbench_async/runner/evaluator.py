@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from ..runlog.store import RecordWriter, check_resume, read_manifest, read_recor
 from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from ..sandbox.traces import TraceCache
+from .breaker import CircuitBreaker
 from .episode import PROTOCOLS, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
 
 __all__ = ["Evaluator", "RunConfig", "RunStatistics"]
@@ -78,8 +79,37 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     obfuscate: bool = False
 
     def __post_init__(self) -> None:
+        self.validate(models=None)
+
+    def validate(self, models: Collection[str] | None = ()) -> None:
+        """Every parameter checked before anything is written (a ``--sweep`` point too:
+        ``msgspec.structs.replace`` does not run ``__post_init__``).
+
+        ``models``: the specs an embedder supplies its own clients for (any name
+        goes); every other spec must be one this package can make. None skips that
+        check (at construction, when the clients are not known yet).
+        """
+        from ..models.endpoint import parse_model_spec
+
         if not self.candidates:
             raise ConfigError("at least one candidate model is needed")
+        for spec in (*self.candidates, self.feedback):
+            scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
+            if scheme in ("sim", "rules"):
+                from ..models.offline import parse_offline_spec
+
+                parse_offline_spec(spec)
+            elif scheme not in ("openai", "replay") and models is not None and spec not in models:
+                raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
+                                  "replay:PATH)")
+        for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",
+                     "representatives", "hint_budget"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name.replace('_', '-')} must be >= 1 (got {getattr(self, name)})")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigError(f"max-tokens must be >= 1 (got {self.max_tokens})")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ConfigError(f"temperature must be in 0..2 (got {self.temperature})")
         for p in self.protocols:
             if p not in PROTOCOLS:
                 raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
@@ -88,8 +118,6 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         bad = set(self.prompt_styles) - set(STYLES)
         if bad:
             raise ConfigError(f"unknown prompt styles {sorted(bad)} (known: {', '.join(STYLES)})")
-        if self.runs < 1 or self.concurrency < 1:
-            raise ConfigError("runs and concurrency must be >= 1")
 
     def policy(self) -> PolicyConfig:
         return PolicyConfig(turns=self.turns, scenario_turns=self.scenario_turns,
@@ -122,6 +150,8 @@ class RunStatistics(msgspec.Struct, frozen=True):
     prompt_tokens: int
     completion_tokens: int
     elapsed_s: float
+    #: models whose circuit breaker opened (every later call failed at once)
+    stopped_models: list[str] = []
 
 
 _DONE = object()
@@ -145,6 +175,7 @@ class Evaluator:
         dataset_paths: Sequence[str] = (),
     ) -> None:
         self.config = config or RunConfig()
+        self.config.validate(models=list(models or {}))
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.resume = resume
         self._pool = pool
@@ -167,6 +198,7 @@ class Evaluator:
                        "completion": 0, "total": 0}
         self._t0 = time.monotonic()
         self._entered = False
+        self._stopped_models: list[str] = []
 
     async def __aenter__(self) -> Evaluator:
         if self._pool is None:
@@ -174,7 +206,8 @@ class Evaluator:
         await self._pool.start()
         settings = load_model_config(self.config.model_config)
         for spec in {*self.config.candidates, self.config.feedback}:
-            self._models[spec] = self._given_models.get(spec) or make_model(spec, settings)
+            model = self._given_models.get(spec) or make_model(spec, settings)
+            self._models[spec] = CircuitBreaker(model, spec)
         self._entered = True
         return self
 
@@ -188,6 +221,7 @@ class Evaluator:
         for spec, model in self._models.items():
             if spec not in self._given_models:
                 await model.aclose()
+        self._stopped_models = sorted(b.spec for b in self._models.values() if b.open)
         self._models.clear()
         if self._own_pool and self._pool is not None:
             await self._pool.aclose()
@@ -197,7 +231,9 @@ class Evaluator:
         return RunStatistics(episodes_total=s["total"], episodes_done=s["done"],
                              episodes_skipped=s["skipped"], errors=s["errors"], turns=s["turns"],
                              tests_run=s["tests"], prompt_tokens=s["prompt"],
-                             completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0)
+                             completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0,
+                             stopped_models=self._stopped_models or sorted(
+                                 b.spec for b in self._models.values() if b.open))
 
     # -- services for episodes ---------------------------------------------
 

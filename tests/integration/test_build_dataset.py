@@ -23,13 +23,12 @@ import pytest
 from pairbench_async.cli.build_dataset import add_build_parser, run_build
 from pairbench_async.core.errors import ResumeMismatch, StoreError
 from pairbench_async.core.types import Completion, Message, Usage
-from pairbench_async.datasets.build import (
-    MODEL_ERROR,
-    NO_TARGET,
+from pairbench_async.datasets.build import build_dataset
+from pairbench_async.datasets.build_repair import MODEL_ERROR, NO_TARGET
+from pairbench_async.datasets.build_workdir import (
     BuildParams,
     RepairTurn,
     SubmissionDone,
-    build_dataset,
     read_log,
 )
 from pairbench_async.datasets.files import read_instances

@@ -36,10 +36,10 @@ from pairbench_async.models.client import (
     EndpointSettings,
     ModelClient,
     OpenAIClient,
-    _parse_retry_after,
     estimate_tokens,
     parse_model_spec,
 )
+from pairbench_async.models.http_outcomes import _parse_retry_after
 from tests.integration.fault_server import FaultServer
 
 HELLO = [Message("user", "hello")]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
-from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox import host as host_module
 from pairbench_async.sandbox.pool import SandboxPool
 
 IS_ROOT = os.getuid() == 0
@@ -125,7 +125,7 @@ async def test_two_pools_never_share_a_uid() -> None:
     async with SandboxPool(workers=2) as a, SandboxPool(workers=2) as b:
         ranges = [range(p._uid_base, p._uid_base + p.workers) for p in (a, b)]
         assert not set(ranges[0]) & set(ranges[1])
-        assert all(r.start >= pool_module.UID_FLOOR for r in ranges)
+        assert all(r.start >= host_module.UID_FLOOR for r in ranges)
         src = "import os\nprint(os.getuid())\n"
         (ua,) = await a.run(Program(source=src), [Test(id="1", input="", output="x\n")])
         (ub,) = await b.run(Program(source=src), [Test(id="1", input="", output="x\n")])

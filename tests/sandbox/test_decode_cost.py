@@ -101,11 +101,11 @@ def _child(name: str) -> dict[str, Any]:
     import msgspec
 
     from pairbench_async import Limits, Program, SandboxPool, Test
-    from pairbench_async.sandbox import pool as _pool
+    from pairbench_async.sandbox import process as _process
 
     kind, source, answer, trace = ATTACKS[name]
     decode_times: list[float] = []
-    decode = _pool._decode_result
+    decode = _process._decode_result
 
     def timed(*args: Any) -> Any:
         start = time.perf_counter()
@@ -114,7 +114,7 @@ def _child(name: str) -> dict[str, Any]:
         finally:
             decode_times.append(time.perf_counter() - start)
 
-    _pool._decode_result = timed  # type: ignore[assignment]
+    _process._decode_result = timed  # type: ignore[assignment]
     if kind == "call":
         program = Program(source=source, kind="call", entry_point="solve")
         tests = [Test(id=f"t{i}", args=[1], expected=answer) for i in range(TESTS_PER_JOB)]
@@ -262,7 +262,8 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
     import asyncio
 
     from pairbench_async.core.types import Checker, Limits, Program
-    from pairbench_async.sandbox.pool import _FLAG_CONFINED, _RESULT, _decode_result, _Job
+    from pairbench_async.sandbox.jobs import _Job
+    from pairbench_async.sandbox.results import _FLAG_CONFINED, _RESULT, _decode_result
 
     program = (Program(source=source, kind="call", entry_point="f") if program_kind == "call"
                else Program(source=source))
@@ -279,7 +280,7 @@ def test_the_size_bound_is_relative_to_the_expected_value() -> None:
     import msgspec
 
     from pairbench_async.core.types import Test, Verdict
-    from pairbench_async.sandbox.pool import _VALUE_FACTOR, _VALUE_MARGIN
+    from pairbench_async.sandbox.results import _VALUE_FACTOR, _VALUE_MARGIN
 
     expected = "x" * 100_000
     bound = _VALUE_FACTOR * len(msgspec.json.encode(expected)) + _VALUE_MARGIN
@@ -311,7 +312,7 @@ def test_a_test_without_expected_value_keeps_the_value_whole() -> None:
 
 def test_stdout_kept_is_bounded_by_the_expected_output() -> None:
     from pairbench_async.core.types import Test, Verdict
-    from pairbench_async.sandbox.pool import _KEEP_OUTPUT, _OUTPUT_FACTOR
+    from pairbench_async.sandbox.results import _KEEP_OUTPUT, _OUTPUT_FACTOR
 
     out = b"5" + b" " * (4 * MIB)
     r = _decode_frame("stdio", Test(id="t", input="", output="5\n"), out=out)

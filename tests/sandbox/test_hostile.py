@@ -26,7 +26,8 @@ import psutil
 import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
-from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox import host as host_module
+from pairbench_async.sandbox import process as process_module
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 HERE = Path(__file__).parent
@@ -176,12 +177,12 @@ def _sandbox_processes() -> list[psutil.Process]:
     """Live processes of a sandbox: a sandbox uid (as root), or a fork of a pool worker
     (workers, zygotes and test children all carry the worker script in their command
     line; as an ordinary user that is the only thing that tells them apart)."""
-    worker = pool_module._WORKER
+    worker = process_module._WORKER
     out = []
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
             uids, cmdline = p.info["uids"], p.info["cmdline"] or []
-            if (uids and uids.real >= pool_module.UID_FLOOR) or worker in cmdline:
+            if (uids and uids.real >= host_module.UID_FLOOR) or worker in cmdline:
                 out.append(p)
         except psutil.Error:
             pass

@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
-from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool, _Worker
+from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
+from pairbench_async.sandbox.process import _Worker
 
 ADD = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 

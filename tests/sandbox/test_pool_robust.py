@@ -25,16 +25,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pairbench_async.core.types import Checker, Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox import pool as pool_module
-from pairbench_async.sandbox.pool import (
+from pairbench_async.sandbox import process as process_module
+from pairbench_async.sandbox import results as results_module
+from pairbench_async.sandbox.jobs import _Job
+from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
+from pairbench_async.sandbox.results import (
     _FLAG_CONFINED,
     _FLAG_WALL_TIMEOUT,
     _MAX_DEPTH,
     _RESULT,
-    SandboxConfig,
-    SandboxPool,
     _decode_result,
-    _Job,
 )
 
 SANE = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
@@ -318,8 +318,8 @@ def test_decode_survives_a_comparator_that_raises(monkeypatch: pytest.MonkeyPatc
     def boom(*args: object, **kw: object) -> object:
         raise RecursionError("comparator bug")
 
-    monkeypatch.setattr(pool_module, "values_equal", boom)
-    monkeypatch.setattr(pool_module, "compare_output", boom)
+    monkeypatch.setattr(results_module, "values_equal", boom)
+    monkeypatch.setattr(results_module, "compare_output", boom)
     for kind in ("stdio", "call"):
         r = decode(b'{"value": 1}' if kind == "call" else b"{}", kind=kind, out=b"1\n")
         assert (r.verdict, r.mismatch) == (Verdict.WA, "value")
@@ -569,7 +569,7 @@ async def test_an_error_while_serving_is_a_dead_worker_not_a_lost_slot(
         def broken(*args: object) -> TestResult:
             raise KeyError("a bug")
 
-        monkeypatch.setattr(pool_module, "_decode_result", broken)
+        monkeypatch.setattr(process_module, "_decode_result", broken)
         results = await asyncio.wait_for(pool.run(SANE, SANE_TESTS * 3), BOUND)
         assert [r.verdict for r in results] == [Verdict.SF] * 3
         stats = pool.statistics()

@@ -30,7 +30,7 @@ import pytest
 
 from pairbench_async.core.errors import SandboxError
 from pairbench_async.core.types import Limits, Program, Test, Verdict
-from pairbench_async.sandbox import pool as pool_module
+from pairbench_async.sandbox import process as process_module
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 IS_ROOT = os.getuid() == 0
@@ -84,7 +84,7 @@ def _uid_base() -> int:
 def _ours(
     uid_base: int | None, pool_pids: set[int], extra: set[int], since: float
 ) -> list[psutil.Process]:
-    worker = pool_module._WORKER
+    worker = process_module._WORKER
     owners = [f'"pool_pid": {pid}' for pid in pool_pids]
     out = []
     for p in psutil.process_iter(["uids", "cmdline", "create_time"]):

@@ -9,20 +9,17 @@ from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Instance, Verdict
 from pairbench_async.core.types import Test as HiddenTest
 from pairbench_async.core.types import TestResult as Result
-from pairbench_async.protocol.hints import (
+from pairbench_async.protocol.evidence import (
     EVIDENCE_FIELDS,
-    HINT_LEVELS,
     Evidence,
     FailureEvidence,
     build_evidence,
-    build_feedback_prompt,
     describe_failure,
     describe_scenario,
-    hint_level,
-    mask_evidence,
-    render_evidence,
     summarize_mismatch,
 )
+from pairbench_async.protocol.feedback_prompt import build_feedback_prompt, render_evidence
+from pairbench_async.protocol.hints import HINT_LEVELS, hint_level, mask_evidence
 from pairbench_async.protocol.scenarios import Scenario
 
 EvidenceRow = FailureEvidence

@@ -9,20 +9,20 @@ from hypothesis import strategies as st
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Instance, Message
 from pairbench_async.core.types import Test as HiddenTest
-from pairbench_async.protocol.hints import HINT_LEVELS, Evidence, fallback_hint
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.hints import HINT_LEVELS, fallback_hint
 from pairbench_async.protocol.leakage import (
     HiddenData,
     HintAttempt,
     ValidationPolicy,
-    _grams,
-    _shares_run,
-    code_identifiers,
     hidden_data,
     produce_hint,
     retry_messages,
     review,
     validate_hint,
 )
+from pairbench_async.protocol.leakage_patterns import code_identifiers
+from pairbench_async.protocol.leakage_quotes import _grams, _shares_run
 
 PROBLEM = (
     "Given n numbers, print how many pairs (i, j) with i < j have equal values. "

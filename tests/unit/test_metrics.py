@@ -1,4 +1,7 @@
-"""Hand-worked and property tests of the PAIR-BENCH trajectory metrics (_metrics.py).
+"""Hand-worked and property tests of the PAIR-BENCH trajectory metrics.
+
+The code: report/trajectory.py (the input), report/trajectory_metrics.py (per turn and
+instance), report/metrics.py (per model).
 
 Every expected value below is computed by hand from the formula in a comment, with the
 sets written out, so that altering any formula (a different denominator, a strict
@@ -21,27 +24,28 @@ from pairbench_async.report.metrics import (
     METRIC_NAMES,
     ClosureDistribution,
     ModelMetrics,
-    Trajectory,
-    TurnOutcome,
     aggregate,
-    behaviour_preservation,
-    broader_repair_gain,
     closure_distribution,
     compute_metrics,
     cumulative_final_fix,
-    first_fix_turn,
-    gap_closure,
     group_key,
-    hint_efficiency,
-    hinted_closed_coverage,
-    instance_metrics,
     metrics_by_model,
     metrics_by_run,
     pass_rate_trajectories,
+    repair_at_k,
+)
+from pairbench_async.report.trajectory import Trajectory, TurnOutcome
+from pairbench_async.report.trajectory_metrics import (
+    behaviour_preservation,
+    broader_repair_gain,
+    first_fix_turn,
+    gap_closure,
+    hint_efficiency,
+    hinted_closed_coverage,
+    instance_metrics,
     pass_rates,
     preservation_rate,
     progress_monotonicity,
-    repair_at_k,
     repair_rate,
     scenario_closures,
     targeted_repair_success,
@@ -467,7 +471,7 @@ def test_metrics_module_is_pure() -> None:
     """The protocol core imports no I/O, process or clock module."""
     forbidden = {"asyncio", "aiohttp", "anyio", "os", "subprocess", "socket", "time", "random"}
     package = pathlib.Path(__file__).resolve().parents[2] / "pairbench_async" / "report"
-    for name in ("metrics.py", "ranking.py"):
+    for name in ("trajectory.py", "trajectory_metrics.py", "metrics.py", "ranking.py"):
         tree = ast.parse((package / name).read_text())
         imported: set[str] = set()
         for node in ast.walk(tree):

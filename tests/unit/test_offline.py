@@ -35,8 +35,9 @@ from pairbench_async.models.offline import (
     parse_offline_spec,
     stable_seed,
 )
+from pairbench_async.protocol.evidence import Evidence, build_evidence
 from pairbench_async.protocol.extract import extract_code
-from pairbench_async.protocol.hints import Evidence, build_evidence, hint_level, mask_evidence
+from pairbench_async.protocol.hints import hint_level, mask_evidence
 from pairbench_async.protocol.leakage import HiddenData, hidden_data, produce_hint, validate_hint
 from pairbench_async.protocol.prompts import initial_prompt
 from pairbench_async.protocol.scenarios import Scenario, group_failures, sample_representatives

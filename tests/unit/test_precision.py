@@ -1,4 +1,6 @@
-"""Hand-worked and property tests of the repair-precision metrics (_precision.py).
+"""Hand-worked and property tests of the repair-precision metrics.
+
+The code: report/edits.py, report/verdicts.py, report/precision.py.
 
 Every expected number is worked out in a comment from the definition in
 docs/PRECISION.md, with the line sets or token lists written out, so that changing a
@@ -18,24 +20,24 @@ from hypothesis import strategies as st
 
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Instance, Test
-from pairbench_async.report.precision import (
-    VERDICT_KEYS,
+from pairbench_async.report.edits import (
     EditSet,
+    changed_lines,
+    edit_precision,
+    edit_recall,
+    regenerated,
+)
+from pairbench_async.report.precision import (
     PrecisionSummary,
     TurnPrecision,
     bleu,
-    changed_lines,
     code_tokens,
-    compiles,
     corpus_bleu,
-    edit_precision,
-    edit_recall,
     exact_match,
     precision_by_model,
-    regenerated,
     turn_precision,
-    verdict_mix,
 )
+from pairbench_async.report.verdicts import VERDICT_KEYS, compiles, verdict_mix
 from pairbench_async.runlog.records import EpisodeRecord, Record, TurnRecord
 
 # The buggy program of most cases: six lines, numbered as written.

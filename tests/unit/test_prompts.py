@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from pairbench_async.core.types import Instance, Message, Mismatch, Verdict
 from pairbench_async.core.types import Test as HiddenTest
 from pairbench_async.core.types import TestResult as Result
+from pairbench_async.protocol.evidence import build_evidence
 from pairbench_async.protocol.extract import extract_code
-from pairbench_async.protocol.hints import build_evidence
 from pairbench_async.protocol.leakage import HintOutcome, hidden_data, produce_hint, validate_hint
 from pairbench_async.protocol.policy import PolicyConfig, Stop, observe, plan, start
 from pairbench_async.protocol.prompts import TurnSummary, fenced, initial_prompt, turn_prompt

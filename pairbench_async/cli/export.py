@@ -1,0 +1,99 @@
+"""``pairbench export DIR --format parquet|csv|jsonl``: a run (or a ``--sweep`` folder)
+as three tidy tables, ``turns``, ``episodes`` and ``metrics``, for pandas, polars or
+DuckDB. The columns are :mod:`..report.tables`' (documented in ``docs/EXPORT.md``).
+Parquet needs pyarrow (``pip install -e '.[parquet]'``)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..core.errors import ConfigError
+
+__all__ = ["add_export_parser", "export_command", "run_dirs"]
+
+
+def add_export_parser(sub: Any) -> None:
+    p = sub.add_parser("export", help="a run's records as tidy tables (Parquet, CSV, JSON Lines)",
+                       description="Write turns, episodes and metrics tables of DIR (a run, or a --sweep "
+                       "folder: every run under it, with its setting in a column).")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--format", choices=("parquet", "csv", "jsonl"), default="parquet")
+    p.add_argument("--out", metavar="OUTDIR", help="where the tables go (default: DIR/export)")
+
+
+def run_dirs(root: Path) -> list[tuple[str, Path]]:
+    """(setting, run directory) of a run, or of every run under a ``--sweep`` folder."""
+    if (root / "records.jsonl").is_file():
+        return [("", root)]
+    found = sorted(p.parent for p in root.glob("*/records.jsonl"))
+    if not found:
+        raise ConfigError(f"{root}: no records.jsonl here or in its subdirectories (is this a run directory?)")
+    return [(p.name, p) for p in found]
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError("--format parquet needs pyarrow: pip install -e '.[parquet]' "
+                          "(or use --format csv / jsonl)") from None
+    types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
+    schema = pa.schema([(name, types[kind]) for name, kind in columns])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, path)
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=[name for name, _ in columns])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> None:
+    encoder = msgspec.json.Encoder()
+    with open(path, "wb") as f:
+        for row in rows:
+            f.write(encoder.encode(row) + b"\n")
+
+
+async def export_command(args: argparse.Namespace) -> int:
+    from ..report.tables import (
+        EPISODE_COLUMNS,
+        METRIC_COLUMNS,
+        TURN_COLUMNS,
+        episode_rows,
+        metric_rows,
+        turn_rows,
+    )
+    from ..runlog.store import read_records
+
+    root = Path(args.dir)
+    runs = run_dirs(root)
+    out = Path(args.out) if args.out else root / "export"
+    write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
+    turns: list[dict[str, Any]] = []
+    episodes: list[dict[str, Any]] = []
+    metrics: list[dict[str, Any]] = []
+    for setting, run in runs:
+        records, _ = read_records(run)
+        turns += turn_rows(records, setting)
+        episodes += episode_rows(records, setting)
+        metrics += metric_rows(records, setting)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows, columns in (("turns", turns, TURN_COLUMNS), ("episodes", episodes, EPISODE_COLUMNS),
+                                ("metrics", metrics, METRIC_COLUMNS)):
+        path = out / f"{name}.{args.format}"
+        tmp = path.with_name(f".{path.name}.tmp")
+        write(tmp, rows, columns)
+        os.replace(tmp, path)
+        print(f"{path}: {len(rows)} rows", file=sys.stderr)
+    return 0

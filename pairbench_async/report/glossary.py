@@ -1,0 +1,81 @@
+"""What every reported metric means: name, direction, one phrase, formula, source.
+
+One table, so that the text leaderboard's legend, ``pairbench list metrics`` and the
+docs cannot drift apart. The formulas are those of ``docs/METRICS.md`` (seed 000,
+Section IV-E, unless the source says otherwise); T is the hidden test suite, P_t / F_t
+the tests passing / failing after turn t, p_t = |P_t| / |T|, G_t the hinted scenario's
+tests, τ the last evaluated turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+__all__ = ["METRICS", "MetricInfo", "legend_lines", "metrics_table"]
+
+
+class MetricInfo(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    #: "higher" or "lower" is better
+    better: str
+    meaning: str
+    formula: str
+    source: str
+    #: "%" (a rate shown in percent), "0..6" or "turns"
+    unit: str = "%"
+
+
+_PAIR = "PAIR-BENCH (seed 000)"
+
+METRICS: tuple[MetricInfo, ...] = (
+    MetricInfo(name="InitialFix", better="higher", meaning="fixed by the unhinted turn 0",
+               formula="mean over all instances of 1[p_0 = 1]", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="TRS", better="higher", meaning="Targeted Repair Success: the hinted scenario got fixed",
+               formula="|G_t ∩ P_t| / |G_t|, per hinted turn", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="BRG", better="higher", meaning="Broader Repair Gain: fixes outside the hinted scenario",
+               formula="|(F_{t-1} \\ G_t) ∩ P_t| / |T|, per hinted turn", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="BP", better="higher", meaning="Behavior Preservation: one minus the share of tests that regressed",
+               formula="1 − |P_{t-1} ∩ F_t| / |T|, per turn", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="PMR", better="higher", meaning="Progress Monotonicity Rate: turns that did not lower the pass rate",
+               formula="(1/τ) Σ_{t=1..τ} 1[p_t ≥ p_{t-1}]", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="HE", better="higher", meaning="Hint Efficiency: scenarios closed at low hint levels score more",
+               formula="mean over attempted scenarios of 7 − ℓ_closed (0 if never closed)",
+               source=f"{_PAIR}, Table III", unit="0..6"),
+    MetricInfo(name="GC", better="higher", meaning="Gap Closure: share of the initial gap closed at the best turn",
+               formula="(max_t p_t − p_0) / (1 − p_0)", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="FinalFix", better="higher", meaning="fixed at some turn",
+               formula="mean over all instances of 1[∃ t ≤ τ: p_t = 1]", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="TurnsToFix", better="lower", meaning="turns to the first full pass, over fixed instances",
+               formula="mean of min{t : p_t = 1} over initially failing, fixed instances",
+               source=f"{_PAIR}, Table III", unit="turns"),
+    MetricInfo(name="HCC", better="higher", meaning="Hinted Closed Coverage: initially failing hinted tests passing at the end",
+               formula="|F_0 ∩ H ∩ P_τ| / |F_0|, H = ∪ G_t", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="RepairRate", better="higher", meaning="failing tests repaired per turn",
+               formula="|F_{t-1} ∩ P_t| / |T|, per turn", source=f"{_PAIR}, Table V"),
+    MetricInfo(name="PreservationRate", better="higher", meaning="passing tests kept per turn",
+               formula="|P_{t-1} ∩ P_t| / |P_{t-1}|, per turn", source=f"{_PAIR}, Table V"),
+    MetricInfo(name="Repair@k", better="higher", meaning="episodes fixed within k feedback rounds",
+               formula="share of episodes with p_t = 1 for some t ≤ k", source="FeedbackEval (seed 001)"),
+)
+_BY_NAME = {m.name: m for m in METRICS}
+
+
+def legend_lines(columns: Iterable[str]) -> list[str]:
+    """One line per known column: name, direction, meaning (under a text leaderboard)."""
+    lines = []
+    for col in columns:
+        info = _BY_NAME.get(col)
+        if info is not None:
+            arrow = "↑" if info.better == "higher" else "↓"
+            lines.append(f"  {info.name:<10} {arrow} {info.meaning}")
+    return lines
+
+
+def metrics_table() -> str:
+    """Every metric with its direction, formula and source (``pairbench list metrics``)."""
+    out = []
+    for m in METRICS:
+        out.append(f"{m.name} ({m.better} is better; {m.unit})\n    {m.meaning}\n    {m.formula}\n    {m.source}")
+    return "\n".join(out)

@@ -1,0 +1,54 @@
+"""SandboxConfig: how a sandbox pool runs programs.
+
+A module of its own because both the pool (:mod:`.pool`, which re-exports it as
+public API) and the start of each worker process (:mod:`.process`) read it, and
+the worker start must not import the pool that drives it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["SandboxConfig"]
+
+
+class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How the pool runs programs. Defaults suit a shared evaluation machine.
+
+    ``workers`` defaults to the number of usable cores: more workers than cores
+    turn CPU-time limits into false TLEs on a loaded machine.
+    """
+
+    workers: int | None = None
+    #: False runs programs with no confinement layer at all (benchmarks only).
+    confine: bool = True
+    #: Refuse to start when a mechanism (Landlock, namespaces, seccomp) is missing.
+    require_full: bool = False
+    #: Size of each worker's scratch tmpfs, the only writable place.
+    scratch_mb: int = 64
+    #: First unprivileged uid/gid used when started as root (one per worker). None:
+    #: a range of this pool's own, drawn at random above UID_FLOOR and held by a lock
+    #: file, so that two pools on one host never share a uid (the thread limit is
+    #: per uid, and a process may re-prioritise others of its uid).
+    uid_base: int | None = None
+    #: Threads a program may run (RLIMIT_NPROC, per worker uid; only when root).
+    nproc: int = 64
+    #: Open files of a program. Also bounds the kernel buffers (pipes, socketpairs)
+    #: a program can fill outside its memory limit: ~6 MB at 32.
+    nofile: int = 32
+    stack_mb: int = 64
+    #: Non-stdlib packages a program may import (pre-imported, read-only).
+    allowed_packages: tuple[str, ...] = ("numpy",)
+    #: Tests per chunk (upper bound; a job is cut so every worker gets work).
+    chunk: int = 32
+    #: Larger programs are refused (RE ``SourceTooLarge``) before reaching a worker:
+    #: compiling megabytes of literals takes gigabytes and seconds.
+    max_source_bytes: int = 1 << 20
+    #: Jobs admitted at once; further ``run`` calls wait (back-pressure).
+    max_jobs: int | None = None
+    #: Seconds a worker may take to start (READY) or to load a program (LOADED:
+    #: compile and pre-imports); a worker that takes longer is killed and replaced.
+    load_grace: float = 30.0
+    #: Seconds on top of a test's wall limit within which its RESULT must follow
+    #: the previous frame; a worker that misses it (frozen, wedged) is killed.
+    result_grace: float = 5.0

@@ -1,0 +1,262 @@
+"""One worker process, the framed pipes to it, and running a chunk of tests on it.
+
+A worker is ``worker.py`` started as a fresh ``python -S`` process (never forked
+from the evaluator, so it inherits nothing of ours) that leads a session of its
+own. This module starts one and waits for its READY report, speaks the
+length-prefixed frame protocol, holds a worker to its deadlines, turns one that
+dies, fails or misses a deadline into an exception, and stops or kills it with its
+zygote and test child. Kept apart from the pool, which decides what each worker
+serves and what happens when one is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import struct
+import sys
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from ..core.errors import SandboxError
+from ..core.types import Test, TestResult
+from .config import SandboxConfig
+from .host import _HostPaths, _worker_env
+from .jobs import _Chunk, _Job, _test_input
+from .results import _SIGNALS, _compile_failure, _decode_result
+
+__all__ = ["_WORKER", "_Worker", "_WorkerDied", "_WorkerTimeout", "_start_worker"]
+
+_OP_LOAD, _OP_TEST, _OP_END, _OP_QUIT = 1, 2, 3, 4
+_OP_READY, _OP_LOADED, _OP_RESULT, _OP_ZDIED, _OP_FATAL = 10, 11, 12, 13, 14
+_HEADER = struct.Struct("<BI")
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+
+
+class _CompileTimeLimit(Exception):
+    """The zygote ran out of CPU compiling the program; the worker is fine."""
+
+
+class _WorkerDied(Exception):
+    """The worker process (or its zygote) ended while serving a chunk."""
+
+
+class _WorkerTimeout(_WorkerDied):
+    """The worker sent no frame before its deadline (frozen or wedged): it is killed."""
+
+
+class _Worker:
+    """One worker process and the pipes to it."""
+
+    def __init__(self, index: int, proc: asyncio.subprocess.Process, report: dict[str, Any]) -> None:
+        self.index = index
+        self.proc = proc
+        self.report = report
+        self.loaded: bytes | None = None
+        self.compile_error: str | None = None
+
+    async def frame(self) -> tuple[int, bytes]:
+        assert self.proc.stdout is not None
+        try:
+            head = await self.proc.stdout.readexactly(_HEADER.size)
+            op, n = _HEADER.unpack(head)
+            payload = await self.proc.stdout.readexactly(n) if n else b""
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise _WorkerDied("worker exited") from exc
+        if op == _OP_FATAL:
+            raise _WorkerDied(payload.decode("utf-8", "replace"))
+        if op == _OP_ZDIED:
+            (status,) = struct.unpack("<i", payload)
+            self.loaded = None
+            if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+                # only compiling runs under a CPU limit in the zygote: the program's fault
+                raise _CompileTimeLimit("CompileTimeLimit: compiling the program took more "
+                                        "than its CPU budget")
+            raise _WorkerDied(f"zygote died ({_describe_status(status)})")
+        return op, payload
+
+    def write(self, op: int, payload: bytes = b"") -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(_HEADER.pack(op, len(payload)))
+        if payload:
+            self.proc.stdin.write(payload)
+
+    async def drain(self) -> None:
+        assert self.proc.stdin is not None
+        try:
+            await self.proc.stdin.drain()
+        except (ConnectionError, BrokenPipeError) as exc:
+            raise _WorkerDied("worker pipe closed") from exc
+
+    async def load(self, job: _Job) -> None:
+        if self.loaded == job.hash:
+            return
+        if self.loaded is not None:
+            self.write(_OP_END)
+        self.loaded = None
+        self.write(_OP_LOAD, job.payload)
+        await self.drain()
+        op, payload = await self.frame()
+        if op != _OP_LOADED:
+            raise _WorkerDied(f"unexpected frame {op} after LOAD")
+        self.loaded = job.hash
+        self.compile_error = payload[1:].decode("utf-8", "replace") if payload[:1] == b"\x01" else None
+
+    async def run_chunk(self, chunk: _Chunk, load_grace: float, result_grace: float,
+                        fault: Callable[[Test, str], TestResult],
+                        tested: Callable[[TestResult], None]) -> None:
+        """Run ``chunk``: load its program, send each test it has not finished and give
+        each decoded result to ``tested`` (to count) and then to the job. A program that
+        does not compile fails every test of the chunk; a test whose input cannot be
+        encoded is ``fault``'s. Deadlines: LOADED within ``load_grace``, then each RESULT
+        within the test's wall limit plus ``result_grace`` after the previous frame; a
+        worker that misses one raises _WorkerTimeout."""
+        job = chunk.job
+        loop = asyncio.get_running_loop()
+        # one timer for the whole chunk, moved on at every frame (a wait_for per
+        # frame would cost a task per test)
+        try:
+            async with asyncio.timeout(load_grace) as deadline:
+                if job.error is None:
+                    try:
+                        await self.load(job)
+                    except _CompileTimeLimit as exc:
+                        job.error = str(exc)  # no other chunk compiles it again
+                    else:
+                        job.error = self.compile_error
+                if job.error is not None:
+                    for i in chunk.indices:
+                        job.finish(i, _compile_failure(job.tests[i], job.error))
+                    return
+                pending: deque[int] = deque()
+                for i in chunk.indices:
+                    if job.results[i] is not None:
+                        continue
+                    try:
+                        data = _test_input(job, job.tests[i])
+                    except Exception as exc:  # the test's own arguments cannot be encoded
+                        job.finish(i, fault(job.tests[i], f"test input: {exc}"))
+                        continue
+                    self.write(_OP_TEST, data)
+                    pending.append(i)
+                # No drain: the transport sends the inputs while results come back. Waiting
+                # for them all to be written first could deadlock (large inputs and outputs)
+                # and would count every earlier test's run time against the first deadline.
+                step = job.limits.wall_seconds + result_grace
+                deadline.reschedule(loop.time() + step)
+                while pending:
+                    op, payload = await self.frame()
+                    if op != _OP_RESULT:
+                        raise _WorkerDied(f"unexpected frame {op} while running tests")
+                    deadline.reschedule(loop.time() + step)
+                    i = pending.popleft()
+                    result = _decode_result(job, job.tests[i], payload)
+                    tested(result)
+                    job.finish(i, result)
+        except TimeoutError as exc:
+            raise _WorkerTimeout("the worker sent no frame before its deadline") from exc
+
+    async def stop(self) -> None:
+        """Stop the worker and wait until nothing it started is left.
+
+        SIGTERM makes the worker kill its zygote and reap every descendant (it is
+        their subreaper) before it exits, so when this returns no process of the
+        worker remains; a worker that does not exit in time is killed.
+        """
+        with contextlib.suppress(Exception):
+            self.write(_OP_QUIT)
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.proc.wait(), timeout=5)
+        except (asyncio.TimeoutError, Exception):
+            await self.kill()
+
+    async def kill(self) -> None:
+        """Kill the worker, its zygote and their test child; never hangs."""
+        if self.proc.returncode is None:  # not reaped yet: its pid is still its group's id
+            # the worker leads its own session: the group holds zygote and child too,
+            # so a frozen (SIGSTOPped) zygote cannot keep the pipes open
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), timeout=5)
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return _SIGNALS.get(os.WTERMSIG(status), f"signal {os.WTERMSIG(status)}")
+    return f"exit {os.WEXITSTATUS(status)}"
+
+
+async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, base: str,
+                        uid_base: int, tail: deque[bytes]) -> _Worker:
+    """Start worker ``index`` in its scratch directory under ``base`` (as uid ``uid_base +
+    index`` when root and confined) and wait for its READY report; ``tail`` keeps the end
+    of its stderr for the error raised when it fails to start (SandboxError)."""
+    read_paths, extra_paths, confine_path, origins = host
+    scratch = os.path.join(base, f"w{index}")
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    root = os.getuid() == 0
+    uid = uid_base + index if root and config.confine else -1
+    gid = uid
+    if uid >= 0:
+        os.chown(scratch, uid, gid)
+    cfg = {
+        "confine_path": confine_path,
+        "scratch": scratch,
+        "scratch_mb": config.scratch_mb,
+        "uid": uid,
+        "gid": gid,
+        "confine": config.confine,
+        "read_paths": read_paths,
+        "extra_paths": extra_paths,
+        "allowed_packages": origins,
+        "nproc": config.nproc,
+        "nofile": config.nofile,
+        "stack_mb": config.stack_mb,
+        "pool_pid": os.getpid(),
+        "expose_paths": [sys.base_prefix, sys.prefix, *extra_paths],
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-S", "-s", "-P", "-B", "-X", "utf8", _WORKER, json.dumps(cfg),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_worker_env(scratch),
+        cwd="/",
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    asyncio.create_task(_drain_stderr(proc.stderr, tail))
+    worker = _Worker(index, proc, {})
+    try:
+        op, payload = await asyncio.wait_for(worker.frame(), timeout=config.load_grace)
+        if op != _OP_READY:
+            raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
+        worker.report = json.loads(payload)
+    except (_WorkerDied, asyncio.TimeoutError, ValueError, SandboxError) as exc:
+        await worker.kill()
+        if isinstance(exc, SandboxError):
+            raise
+        text = b"".join(tail).decode("utf-8", "replace")[-2000:]
+        reason = exc if str(exc) else type(exc).__name__
+        raise SandboxError(f"sandbox worker failed to start: {reason}\n{text}") from exc
+    except BaseException:
+        await worker.kill()
+        raise
+    return worker
+
+
+async def _drain_stderr(stream: asyncio.StreamReader, tail: deque[bytes]) -> None:
+    with contextlib.suppress(Exception):
+        while chunk := await stream.read(4096):
+            tail.append(chunk)

@@ -1,0 +1,303 @@
+"""Judging a worker's RESULT frame: the TestResult (verdict) of one test.
+
+Kept apart from the pool because it is the one place that reads bytes a program
+controls: past the frame's fixed header, stdout, stderr and the report on fd 3 are
+the program's own writing. Decoding never raises, whatever the bytes, and the size
+and nesting gates here bound what one result may cost the evaluator (time, memory,
+what is kept) before anything is decoded. Also the verdict of a program that does
+not compile.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+from typing import Annotated, Any
+
+import msgspec
+
+from ..core.types import Test, TestResult, Verdict
+from .compare import compare_output, values_equal
+from .jobs import _ARGS, _Job
+
+__all__ = [
+    "_FLAG_CONFINED",
+    "_FLAG_WALL_TIMEOUT",
+    "_RESULT",
+    "_SIGNALS",
+    "_compile_failure",
+    "_decode_result",
+]
+
+#: The head of a RESULT frame, as sandbox/confine.c writes it: wait status, flags, CPU and
+#: wall time, peak and base RSS, then the lengths of stdout, stderr, report and fault text.
+_RESULT = struct.Struct("<iIqqqqIIII")
+_FLAG_WALL_TIMEOUT, _FLAG_CONFINED = 1, 2
+_CHANNEL = msgspec.json.Decoder()
+_SIGNALS = {int(s): s.name for s in signal.Signals}
+
+
+def _compile_failure(test: Test, text: str) -> TestResult:
+    """A program that did not compile: RE with the compiler's exception class
+    (SyntaxError, ValueError for NUL bytes, RecursionError...), or MLE when
+    compiling it went over the job's memory budget."""
+    name = text.split(":", 1)[0]
+    error = name if name.isidentifier() else "SyntaxError"
+    if error == "CompileTimeLimit":
+        return TestResult(id=test.id, verdict=Verdict.TLE, timeout="cpu", error=error, stderr=text)
+    verdict = Verdict.MLE if error == "MemoryError" else Verdict.RE
+    return TestResult(id=test.id, verdict=verdict, error=error, stderr=text)
+
+
+#: The child's normaliser replaces whatever lies deeper than 200 levels with a
+#: tagged object; its tags ($set, $complex, $error, $int) add at most 3 levels.
+#: A value nested deeper was not written by it, and is refused before anything
+#: downstream (comparison, repr, hints, records) recurses on it.
+_NORMALISED_DEPTH = 200
+_MAX_DEPTH = _NORMALISED_DEPTH + 4
+_CORRUPT = "corrupt result report"
+
+
+class _Report(msgspec.Struct):
+    """The child's report on fd 3. Untrusted: the program may write there too, so
+    anything off-shape makes the whole report corrupt (the program's own verdict)."""
+
+    exc: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+    #: decoded on its own: a value that cannot be decoded spoils only the value
+    value: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    #: decoded on its own (``_traced_lines``), only once its length is known to fit
+    #: the program; off-shape, it still makes the whole report corrupt
+    lines: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    #: the program died of a MemoryError (or subclass) or an ENOMEM OSError
+    mem: bool = False
+
+
+_REPORT = msgspec.json.Decoder(_Report)
+_NO_REPORT = _Report()
+
+
+_CONTAINERS = frozenset((list, dict))
+
+
+def _too_deep(value: list[Any] | dict[str, Any], limit: int = _MAX_DEPTH) -> bool:
+    """Whether lists and dicts nest more than ``limit`` levels. Iterative, level by
+    level; a list or dict holding no container costs one C-level pass over its
+    items, so only containers of containers are looped over in Python."""
+    level: list[Any] = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            items = node.values() if type(node) is dict else node
+            if not _CONTAINERS.isdisjoint(map(type, items)):
+                below.extend([x for x in items if type(x) is list or type(x) is dict])
+        level = below
+        depth += 1
+    return False
+
+
+# What a result may cost the evaluator. A program writes its stdout (up to
+# ``Limits.output_limit``) and its report on fd 3 (up to 16 MiB) itself, so both are
+# judged before they are decoded or kept: the work and memory spent on one result
+# are bounded by what a legitimate answer to the test needs (the expected value or
+# output), never by what the program chose to write.
+
+#: An equal value's JSON is at most this many times the expected's compact JSON (plus
+#: the margin). The child writes ``json.dumps`` text (", " and ": " separators, \u
+#: escapes); the worst case is a one-digit int matched by a float within tolerance,
+#: ``0,`` written back as ``-9.999999999999999e-09, `` (24 bytes for 2: 12x); escapes
+#: take at most 3x (6 bytes for 2, 12 for 4); a lone scalar falls within the margin.
+_VALUE_FACTOR = 16
+_VALUE_MARGIN = 64 * 1024
+#: An equal value has the expected's brackets and commas, plus one ``{`` for each
+#: number that travels as an ``$int`` tag (at most one per bracket or comma): twice
+#: the expected's count, and 4x plus a margin is generous. Counting ``[``, ``{`` and
+#: ``,`` in the raw text (also inside strings, which only loosens it) bounds the
+#: containers and scalars decoding may build, whatever the value's shape.
+_NODE_FACTOR = 4
+_NODE_MARGIN = 10_000
+#: A returned value is kept in its TestResult (hints, records, exec's rows show it)
+#: when its JSON is at most this long, or when it is accepted (then it is the
+#: expected one), or when the test has no expected value (the value is what the
+#: caller asked for, e.g. a recording); otherwise UNSET, and ``error`` says why.
+_KEEP_VALUE = 64 * 1024
+#: Stdout kept in a TestResult, in characters: 64 KiB plus 4x the expected output
+#: (a legitimate output, accepted or not, is kept whole); beyond it, the first part.
+#: The comparison has already seen all of it. A stdio test without an expected
+#: output keeps all of it (the output is what the caller asked for); a call test's
+#: stdout (never compared) is only decoded as far as it is kept.
+_KEEP_OUTPUT = 64 * 1024
+_OUTPUT_FACTOR = 4
+#: A traced run's lines are a sorted set of the program's own line numbers: at most
+#: ~12 bytes of JSON per line of source. Longer was not written by the child.
+_LINE_BYTES = 12
+_LINES = msgspec.json.Decoder(list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)]] | None)
+
+
+def _structure(text: bytes) -> int:
+    """Brackets and commas in JSON text: a bound on the nodes it decodes to (C speed)."""
+    return text.count(b"[") + text.count(b"{") + text.count(b",")
+
+
+def _value_refusal(raw: msgspec.Raw, expected: Any) -> str | None:
+    """Why the returned value (its raw JSON) cannot be ``expected``, judged without
+    decoding it; None when it has to be decoded and compared."""
+    try:
+        text = _ARGS.encode(expected)
+    except Exception:  # no JSON form (never for a decoded test): compare as before
+        return None
+    if len(raw) > _VALUE_FACTOR * len(text) + _VALUE_MARGIN:
+        return f"returned a value too large to be the expected one ({len(raw)} bytes of JSON)"
+    if _structure(bytes(raw)) > _NODE_FACTOR * _structure(text) + _NODE_MARGIN:
+        return "returned a value with too many items to be the expected one"
+    return None
+
+
+def _traced_lines(job: _Job, raw: msgspec.Raw | msgspec.UnsetType) -> list[int] | None:
+    """The report's lines, refused (ValueError: the report is corrupt) when longer
+    than the program's source allows or off-shape."""
+    if raw is msgspec.UNSET:
+        return None
+    source = job.program.source
+    if len(raw) > _LINE_BYTES * (source.count("\n") + source.count("\r") + 2) + 64:
+        raise ValueError("more traced lines than the program has")
+    return _LINES.decode(raw)
+
+
+def _kept_output(stdout: str, test: Test) -> str:
+    if test.output is None:
+        return stdout
+    keep = _KEEP_OUTPUT + _OUTPUT_FACTOR * len(test.output)
+    return stdout if len(stdout) <= keep else stdout[:keep]
+
+
+def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
+    """The TestResult of one RESULT frame. Never raises, whatever the bytes: a frame
+    or report that cannot be read is the program's doing (RE, "corrupt result
+    report"); a value that cannot be compared is a wrong one (WA)."""
+    try:
+        return _decode(job, test, payload)
+    except Exception:  # defence in depth: _decode handles every case it knows
+        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
+
+
+def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
+    if len(payload) < _RESULT.size:
+        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
+    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, n_out, n_err, n_chan,
+     n_fault) = _RESULT.unpack_from(payload)
+    pos = _RESULT.size
+    raw_out = payload[pos:pos + n_out]
+    pos += n_out
+    stderr = payload[pos:pos + n_err].decode("utf-8", "replace")
+    pos += n_err
+    chan = payload[pos:pos + n_chan]
+    pos += n_chan
+    fault = payload[pos:pos + n_fault].decode("utf-8", "replace")
+
+    limits = job.limits
+    common = {
+        "id": test.id,
+        "cpu_ms": cpu_us / 1000,
+        "wall_ms": wall_us / 1000,
+        "memory_kb": max(0, maxrss_kb - base_kb),
+        "stderr": stderr,
+    }
+    if not flags & _FLAG_CONFINED:
+        return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
+    if job.program.kind == "call":  # never compared: decode only what is kept
+        kept = raw_out[: min(limits.output_limit, 4 * _KEEP_OUTPUT)]  # <= 4 bytes a char
+        stdout = kept.decode("utf-8", "replace")[:_KEEP_OUTPUT]
+        common["stdout"] = stdout
+    else:
+        stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
+        common["stdout"] = _kept_output(stdout, test)
+    report = _NO_REPORT
+    corrupt = False
+    traced: list[int] | None = None
+    if chan:
+        try:
+            report = _REPORT.decode(chan)
+            traced = _traced_lines(job, report.lines)
+        except Exception:  # not JSON, nested too deep, not an object, a field off-shape
+            report, corrupt = _NO_REPORT, True
+    exc = report.exc
+    lines = traced if job.trace else None
+    signaled = os.WIFSIGNALED(status)
+    sig = os.WTERMSIG(status) if signaled else 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
+    cpu_limit_ms = limits.time_limit * 1000
+
+    def result(verdict: Verdict, **kw: Any) -> TestResult:
+        return TestResult(verdict=verdict, lines=lines, **common, **kw)
+
+    if flags & _FLAG_WALL_TIMEOUT:
+        return result(Verdict.TLE, timeout="wall")
+    if cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
+        return result(Verdict.TLE, timeout="cpu")
+    if len(raw_out) > limits.output_limit:
+        return result(Verdict.OLE)
+    if report.mem or exc == "MemoryError" or common["memory_kb"] > limits.memory_limit_mb * 1024:
+        return result(Verdict.MLE, error=exc)
+    if signaled:
+        return result(Verdict.RE, error=_SIGNALS.get(sig, f"signal {sig}"))
+    if corrupt:
+        return result(Verdict.RE, error=_CORRUPT)
+    if exc is not None or code != 0:
+        return result(Verdict.RE, error=exc or f"exit code {code}")
+    if job.program.kind == "call":
+        raw = report.value
+        if raw is msgspec.UNSET:
+            return result(Verdict.RE, error="no return value")
+        # no expected value (e.g. recording a reference's calls): the value is what the
+        # caller asked for, decoded and kept whatever its size (still compared with None)
+        wanted = test.expected is msgspec.UNSET
+        expected = None if wanted else test.expected
+        refused = None if wanted else _value_refusal(raw, expected)
+        if refused is not None:
+            return result(Verdict.WA, mismatch="value", error=refused)
+
+        def with_value(verdict: Verdict, value: Any, error: str | None = None,
+                       **kw: Any) -> TestResult:
+            if wanted or verdict is Verdict.AC or len(raw) <= _KEEP_VALUE:
+                return result(verdict, value=value, error=error, **kw)
+            note = f"the returned value is not kept ({len(raw)} bytes of JSON, over {_KEEP_VALUE})"
+            return result(verdict, error=f"{error}; {note}" if error else note, **kw)
+
+        try:
+            value = _CHANNEL.decode(raw)
+        except RecursionError:
+            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
+        except Exception as err:  # a number out of range (an integer past 4,300 digits, 1e999)
+            return result(Verdict.WA, mismatch="value",
+                          error=f"returned a value that cannot be read: {str(err)[:200]}")
+        # fewer brackets in the whole report than the limit: no need to walk the value
+        if ((type(value) is list or type(value) is dict)
+                and chan.count(b"[") + chan.count(b"{") > _MAX_DEPTH and _too_deep(value)):
+            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
+        if type(value) is dict and "$type" in value and not isinstance(expected, dict):
+            kind = value["$type"]
+            kind = kind if type(kind) is str and len(kind) <= 100 else "object"
+            return with_value(Verdict.WA, value, mismatch="value",
+                              error=f"returned a {kind}, which has no JSON value")
+        try:
+            equal = bool(values_equal(expected, value, job.checker))
+        except Exception as err:  # the comparator's failure is not the sandbox's
+            return with_value(Verdict.WA, value, mismatch="value",
+                              error=f"the value could not be compared ({type(err).__name__})")
+        if equal:
+            return with_value(Verdict.AC, value)
+        return with_value(Verdict.WA, value, mismatch="value")
+    if test.output is None:  # nothing to compare with (e.g. computing a reference's outputs)
+        return result(Verdict.AC)
+    try:
+        mismatch = compare_output(test.output, stdout, job.checker)
+    except Exception as err:
+        return result(Verdict.WA, mismatch="value",
+                      error=f"the output could not be compared ({type(err).__name__})")
+    if mismatch is None:
+        return result(Verdict.AC)
+    return result(Verdict.WA, mismatch=mismatch)

@@ -1,0 +1,269 @@
+"""The command line as a newcomer meets it: strict arguments, errors on screen, the
+field's conventions (``--version``, ``list``, a metric legend). Every case runs the
+real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pairbench_async.core.errors import ClientError
+from pairbench_async.core.types import Completion, Message
+from pairbench_async.runner.breaker import CircuitBreaker, CircuitOpen
+from tests.integration.fault_server import FaultServer
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pairbench_async", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+async def acli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pairbench_async", *args, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})})
+    out, err = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+# ------------------------------------------------------------------ arguments, checked before any write
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--limit", "0"], "--limit: must be >= 1"),
+        (["--limit", "-1"], "--limit: must be >= 1"),
+        (["--turns", "-1"], "--turns: must be >= 1"),
+        (["--scenario-turns", "0"], "--scenario-turns: must be >= 1"),
+        (["--runs", "0"], "--runs: must be >= 1"),
+        (["--concurrency", "0"], "--concurrency: must be >= 1"),
+        (["--temperature", "-0.5"], "--temperature: must be >= 0"),
+        (["--candidate", "openai:gpt@notaurl"], "must start with http:// or https://"),
+        (["--candidate", "openai:gpt@localhost:8000/v1"], "must start with http:// or https://"),
+        (["--feedback", "nonsense"], "nonsense"),
+        (["--protocol", "pair", "bogus"], "unknown protocol 'bogus'"),
+        (["--sweep", "turns=0,3"], "turns must be >= 1"),
+        (["--resume"], "--resume"),
+    ],
+)
+def test_a_bad_argument_exits_2_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "run"
+    proc = cli("run", "--no-progress", "--out", str(out), *args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert not out.exists(), "the run folder was created for a refused run"
+
+
+def test_resume_of_a_mistyped_folder_is_refused(tmp_path: Path) -> None:
+    proc = cli("run", "--no-progress", "--resume", "--out", str(tmp_path / "no-such-run"), "--limit", "1")
+    assert proc.returncode == 2
+    assert "no run to continue" in proc.stderr
+    assert not (tmp_path / "no-such-run").exists()
+
+
+def test_run_skip_invalid_counts_and_runs_the_rest(tmp_path: Path) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "stdio.jsonl"
+    lines = fixture.read_text().splitlines()[:2]
+    data = tmp_path / "d.jsonl"
+    data.write_text(lines[0] + "\n" + '{"id": "broken"}\n' + lines[1] + "\n")
+    strict = cli("run", "--no-progress", "--dataset", str(data), "--out", str(tmp_path / "a"))
+    assert strict.returncode == 2 and f"{data}:2" in strict.stderr
+    proc = cli("run", "--no-progress", "--dataset", str(data), "--skip-invalid", "--candidate", "sim:0.8",
+               "--out", str(tmp_path / "b"))
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped:" in proc.stderr and f"{data}:2" in proc.stderr
+    assert "2 episodes" in proc.stdout
+
+
+# ------------------------------------------------------------------ errors on screen
+
+
+@pytest.mark.timeout(300)
+async def test_errors_are_grouped_on_screen_with_a_failing_exit_and_no_key(tmp_path: Path) -> None:
+    server = FaultServer()
+    await server.start()
+    try:
+        config = tmp_path / "models.toml"
+        config.write_text("[defaults]\nmax_retries = 1\nbackoff_base = 0.01\n")
+        key = "sk-canary-0123456789abcdef"
+        spec = f"openai:x@{server.base_url('401')}"
+        code, out, err = await acli("run", "--no-progress", "--candidate", spec, "--limit", "4",
+                                    "--config", str(config), "--out", str(tmp_path / "r"),
+                                    env={"OPENAI_API_KEY": key})
+        assert code == 1, err
+        assert "4 episode(s) ended in error, by cause:" in err
+        assert "401" in err
+        assert str(tmp_path / "r" / "records.jsonl") in err
+        assert key not in err and key not in out  # the server echoes the key; the screen never does
+        records = [json.loads(x) for x in (tmp_path / "r" / "records.jsonl").read_text().splitlines()]
+        assert [r["status"] for r in records if r["kind"] == "episode"] == ["error"] * 4
+        code, _, err = await acli("run", "--no-progress", "--candidate", spec, "--limit", "2", "--allow-errors",
+                                  "--config", str(config), "--out", str(tmp_path / "r2"))
+        assert code == 0 and "ended in error" in err
+    finally:
+        await server.stop()
+
+
+class _Dead:
+    """A model whose every call fails, counting them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, messages: list[Message], **kw: object) -> Completion:
+        self.calls += 1
+        await asyncio.sleep(0.01)
+        raise ClientError("cannot connect")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_the_breaker_stops_a_dead_model_after_a_few_calls() -> None:
+    dead = _Dead()
+    breaker = CircuitBreaker(dead, "openai:dead", threshold=2, probes=2)
+    outcomes = await asyncio.gather(*(breaker.complete([]) for _ in range(100)), return_exceptions=True)
+    assert all(isinstance(o, ClientError) for o in outcomes)
+    assert sum(isinstance(o, CircuitOpen) for o in outcomes) >= 95
+    assert dead.calls <= 4, "a dead endpoint was called once per episode"
+    assert breaker.open and "cannot connect" in str(outcomes[-1])
+
+
+async def test_the_breaker_never_opens_on_a_model_that_answers() -> None:
+    class Flaky(_Dead):
+        async def complete(self, messages: list[Message], **kw: object) -> Completion:
+            self.calls += 1
+            if self.calls % 3 == 0:
+                raise ClientError("one bad answer")
+            return Completion(text="ok", model="m")
+
+    breaker = CircuitBreaker(Flaky(), "openai:flaky")
+    outcomes = await asyncio.gather(*(breaker.complete([]) for _ in range(60)), return_exceptions=True)
+    assert not breaker.open
+    assert sum(isinstance(o, Completion) for o in outcomes) == 40
+
+
+# ------------------------------------------------------------------ conventions
+
+
+def test_version_and_help_name_the_exit_codes() -> None:
+    version = cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("pairbench_async ")
+    helptext = cli("--help").stdout
+    assert "Exit status" in helptext and "1 a finding" in helptext
+
+
+def test_the_leaderboard_has_a_legend_of_every_column(tmp_path: Path) -> None:
+    proc = cli("run", "--no-progress", "--limit", "1", "--candidate", "sim:0.8", "--out", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr
+    for column in ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC"):
+        assert any(line.strip().startswith(column + " ") and ("↑" in line or "↓" in line)
+                   for line in proc.stdout.splitlines()), column
+    report = cli("report", str(tmp_path / "r"))
+    assert "legend" in report.stdout and "Broader Repair Gain" in report.stdout
+
+
+@pytest.mark.parametrize(("what", "expect"), [
+    ("protocols", ["pair", "selfcritique", "NOT hidden-test protected", "FeedbackEval"]),
+    ("metrics", ["TurnsToFix (lower is better", "|G_t ∩ P_t| / |G_t|", "Repair@k"]),
+    ("datasets", ["stdio.jsonl", "feedbackeval", "codeforces"]),
+])
+def test_list(what: str, expect: list[str]) -> None:
+    proc = cli("list", what)
+    assert proc.returncode == 0, proc.stderr
+    for text in expect:
+        assert text in proc.stdout
+
+
+def test_openai_base_url_is_honoured_like_openai_python() -> None:
+    from pairbench_async.models.endpoint import EndpointSettings
+    from pairbench_async.models.specs import make_model
+
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1/"}
+    assert make_model("openai:gpt-4o", None, env).settings.base_url == "http://127.0.0.1:8000/v1"
+    # the spec's own URL and a configured one win over the environment
+    assert make_model("openai:gpt-4o@http://h:1/v1", None, env).settings.base_url == "http://h:1/v1"
+    configured = {"": EndpointSettings(base_url="http://cfg:2/v1")}
+    assert make_model("openai:gpt-4o", configured, env).settings.base_url == "http://cfg:2/v1"
+    assert make_model("openai:gpt-4o", None, {}).settings.base_url == "https://api.openai.com/v1"
+    with pytest.raises(Exception, match="http:// or https://"):
+        make_model("openai:gpt-4o", None, {"OPENAI_BASE_URL": "ftp://x"})
+
+
+# ------------------------------------------------------------------ results others can load
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    proc = cli("run", "--no-progress", "--limit", "2", "--candidate", "sim:0.3", "sim:0.8", "--protocol", "pair",
+               "nohint", "--sweep", "turns=2,4", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_export_writes_tidy_tables_of_every_setting(sweep_dir: Path, fmt: str, tmp_path: Path) -> None:
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    proc = cli("export", str(sweep_dir), "--format", fmt, "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    read = {"parquet": pq.read_table, "csv": pacsv.read_csv, "jsonl": pajson.read_json}[fmt]
+    turns = read(tmp_path / f"turns.{fmt}").to_pylist()
+    episodes = read(tmp_path / f"episodes.{fmt}").to_pylist()
+    metrics = read(tmp_path / f"metrics.{fmt}").to_pylist()
+    # 2 settings x 2 instances x 2 candidates x 2 protocols
+    assert len(episodes) == 16
+    assert {e["setting"] for e in episodes} == {"turns=2", "turns=4"}
+    # one row per turn: each episode's turns are 0..turns
+    by_episode: dict[tuple[str, str], list[int]] = {}
+    for t in turns:
+        by_episode.setdefault((t["setting"], t["episode_id"]), []).append(t["turn"])
+    for e in episodes:
+        assert sorted(by_episode[(e["setting"], e["episode_id"])]) == list(range(e["turns"] + 1))
+    assert all(t["hint_level"] is None for t in turns if t["protocol"] == "nohint")
+    assert any(t["hint_level"] in range(1, 7) for t in turns if t["protocol"] == "pair" and t["turn"] > 0)
+    # the metric rows are the leaderboard's numbers
+    from pairbench_async.report.leaderboard import leaderboard
+    from pairbench_async.runlog.store import read_records
+
+    records, _ = read_records(sweep_dir / "turns=4")
+    board = leaderboard(records)
+    row = next(m for m in metrics if m["setting"] == "turns=4" and m["model"] == "sim:0.8"
+               and m["protocol"] == "pair" and m["metric"] == "FinalFix")
+    assert row["value"] == pytest.approx(board.models["sim:0.8|pair"].FinalFix)
+
+
+def test_export_parquet_without_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pairbench_async.cli.export import _write_parquet
+    from pairbench_async.core.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[parquet\]'"):
+        _write_parquet(tmp_path / "x.parquet", [], (("a", "string"),))
+
+
+def test_export_of_a_folder_without_records_is_a_clear_error(tmp_path: Path) -> None:
+    proc = cli("export", str(tmp_path))
+    assert proc.returncode == 2 and "no records.jsonl" in proc.stderr
+
+
+def test_report_of_a_sweep_folder_is_one_combined_table(sweep_dir: Path) -> None:
+    text = cli("report", str(sweep_dir))
+    assert text.returncode == 0, text.stderr
+    for setting in ("turns=2", "turns=4"):
+        for model in ("sim:0.3", "sim:0.8"):
+            assert f"{setting} {model}|pair" in text.stdout
+    data = json.loads(cli("report", str(sweep_dir), "--json").stdout)
+    assert data["settings"] == ["turns=2", "turns=4"]
+    assert len(data["models"]) == 8
