@@ -30,6 +30,20 @@ def _prog() -> str:
     return "pairbench" if os.path.basename(sys.argv[0]) == "pairbench" else "python -m pairbench_async"
 
 
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    """Warnings by default (a model stopped by its circuit breaker), retries and
+    errored episodes with -v, debug with -vv, errors only with -q."""
+    import logging
+
+    level = logging.ERROR if quiet else {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("pairbench_async")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+
+
 def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="sandbox worker processes (default: the number of cores)")
@@ -125,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
+    _configure_logging(getattr(args, "verbose", 0), getattr(args, "quiet", False))
     try:
         if args.command == "exec":
             from .exec import exec_command

@@ -40,7 +40,9 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     """The ``report`` subcommand's arguments (DIR first: ``--markdown`` takes an optional file)."""
     p.add_argument("dir", metavar="DIR", help="a run directory (records.jsonl, manifest.json)")
     p.add_argument("--json", action="store_true",
-                   help='print {"models": {name: {metric: value}}, "episodes", "errored", '
+                   help='print {"completeness": {planned, finished, errored, complete, '
+                        'common_instances, instances, notice}, "models": {name: {metric: value}}, '
+                        '"episodes", "errored", '
                         '"unfinished", "tokens": [{model, protocol, role, called, calls, '
                         'prompt_tokens, completion_tokens, cost}], "cost_total", "unprotected": '
                         '[protocols], "repair_at_k": {name: {k: value}}} (costs null when '
@@ -57,6 +59,10 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                    help="main protocol of Tables III/IV and Figs. 3-6 (default: pair if run)")
     p.add_argument("--instances", nargs="+", metavar="ID", default=None,
                    help="instances of Fig. 5 (default: the 3 where the models differ most)")
+    p.add_argument("--complete-only", action="store_true",
+                   help="refuse (exit 1) to report a run whose planned episodes did not all finish; "
+                        "by default such a report says so at its top and ranks the models only on "
+                        "the instances every one of them finished")
 
 
 def _files_dir(out: Path) -> Path:
@@ -89,18 +95,33 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
             main: str | None, instances: list[str] | None,
             prices: PriceBook | None = None) -> tuple[str | None, list[str]]:
     """Build, draw and write; return the Markdown for stdout (if asked) and what was written."""
+    from ..report.completeness import completeness, restrict
     from ..report.html import build_report, draw_figures, render_html, render_markdown
     from ..runlog.store import read_manifest, read_records
 
     records, _ = read_records(run_dir)
-    report = build_report(records, read_manifest(run_dir), main_protocol=main,
+    manifest = read_manifest(run_dir)
+    comp = completeness(records, manifest)
+    report = build_report(restrict(records), manifest, main_protocol=main,
                           instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}",
-                          prices=prices)
+                          prices=prices, notice=comp.banner() or "")
     written: list[str] = []
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
+        from ..core.errors import PairbenchError
+        from ..datasets.files import dataset_hash, load_dataset
+        from ..report.transcript import build_transcripts
+
+        try:  # turn 0's diff base: the buggy programs, if the run's dataset reads back unchanged
+            ran = (load_dataset(manifest.dataset or None, skip_invalid=True)
+                   .instances[: manifest.instances] if manifest is not None else [])
+        except (PairbenchError, OSError):
+            ran = []
+        same = manifest is not None and bool(ran) and dataset_hash(ran) == manifest.dataset_hash
+        transcripts = build_transcripts(records, {i.id: i.buggy for i in ran} if same else None,
+                                        protocols=report.protocols)
         _write_figures(_files_dir(html_out), figures)
-        _write_atomic(html_out, render_html(report, figures).encode())
+        _write_atomic(html_out, render_html(report, figures, transcripts).encode())
         written.append(f"{html_out} (+{len(figures)} figures in {_files_dir(html_out)}/)")
     if md_out is not None:
         paths = _write_figures(_files_dir(md_out), figures)
@@ -163,6 +184,14 @@ async def report_command(args: argparse.Namespace) -> int:
     run_dir = Path(args.dir)
     if not (run_dir / "records.jsonl").exists():
         return _sweep_report(run_dir, args)
+    from ..report.completeness import completeness, restrict
+
+    all_records, _ = read_records(run_dir)
+    comp = completeness(all_records, read_manifest(run_dir))
+    if getattr(args, "complete_only", False) and comp.banner():
+        print(f"error: {run_dir}: {comp.banner()} (--complete-only); finish it with "
+              f"pairbench run --resume --out {run_dir}", file=sys.stderr)
+        return 1
     config: str | None = getattr(args, "config", None)
     prices = load_prices(config) if config is not None else None
     markdown: str | None = getattr(args, "markdown", None)
@@ -184,8 +213,11 @@ async def report_command(args: argparse.Namespace) -> int:
     if args.json:
         records, _ = read_records(run_dir)
         manifest = read_manifest(run_dir)
-        board = leaderboard(records)
-        data = leaderboard_json(board)
+        board = leaderboard(restrict(records))
+        data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
+                                 "complete": comp.complete, "common_instances": comp.common,
+                                 "instances": comp.instances, "notice": comp.banner()},
+                **leaderboard_json(board)}
         precision = _precision(records, manifest)
         if precision is not None:
             data["precision"] = msgspec.to_builtins(precision)
@@ -201,7 +233,9 @@ async def report_command(args: argparse.Namespace) -> int:
     else:
         records, _ = read_records(run_dir)
         manifest = read_manifest(run_dir)
-        print(render_text(leaderboard(records)))
+        if comp.banner():
+            print(f"{comp.banner()}.")
+        print(render_text(leaderboard(restrict(records))))
         tokens = _token_rows(records, manifest, prices)
         if tokens:
             print("\n" + render_tokens_text(tokens))

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -53,6 +54,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=non_negative_float, default=None)
     p.add_argument("--max-tokens", type=positive_int, default=None)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="more on stderr: -v each retry and errored episode, -vv debug")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar and no banner; only the leaderboard, the summary and errors")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the episodes, model calls and token budget the run would spend, "
+                        "and stop (nothing is run or written)")
     p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
                    help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
     p.add_argument("--obfuscate", action="store_true",
@@ -125,6 +133,12 @@ async def run_command(args: argparse.Namespace) -> int:
         prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
     )
     grid = parse_sweep(args.sweep)
+    if args.dry_run:
+        for point in grid:
+            config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
+            config.validate()
+        print(dry_run_text(instances, base, grid, args.config))
+        return 0
     root = _out_dir(args)
     plan = []
     for point in grid:
@@ -149,13 +163,14 @@ async def run_command(args: argparse.Namespace) -> int:
     try:
         async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
             for point, config, out in plan:
-                print(f"pairbench_async: {len(instances)} instances x {len(config.candidates)} candidates x "
-                      f"{len(config.protocols)} protocols x {config.runs} runs"
-                      + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
+                if not args.quiet:
+                    print(f"pairbench: {len(instances)} instances x {len(config.candidates)} candidates x "
+                          f"{len(config.protocols)} protocols x {config.runs} runs"
+                          + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
                 ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
                                dataset_paths=[str(p) for p in (args.dataset or [])])
                 async with ev:
-                    await _consume(ev, instances, args.no_progress)
+                    await _consume(ev, instances, args.no_progress or args.quiet)
                 records, _ = read_records(out)
                 if point:
                     print(f"\n== {', '.join(f'{k}={v}' for k, v in point.items())} ==")
@@ -256,3 +271,75 @@ def run_loop(coro: object) -> int:
     except ImportError:
         return asyncio.run(coro)  # type: ignore[arg-type]
     return uvloop.run(coro)  # type: ignore[arg-type,no-any-return]
+
+
+def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], config: str | None) -> str:
+    """What a run would spend: episodes, an upper bound on model calls, estimated tokens and cost.
+
+    Calls are bounded by the protocol: one candidate call for turn 0 and one per revision
+    turn (α of them; ``selfcritique`` doubles them), and per revision turn up to
+    ``hint_budget`` feedback generations for validated model-written feedback (``pair``,
+    ``vanilla``, ``human``, ...), one for ``code``. Tokens are estimated from each
+    instance's first prompt (chars/4; later turns counted at 1.5x, feedback prompts at
+    2x) plus the answer budget (``--max-tokens``, else 512): an estimate, not a bill.
+    """
+    from ..models.endpoint import ASSUMED_COMPLETION_TOKENS, estimate_prompt_tokens
+    from ..models.specs import load_prices
+    from ..protocol.prompts import initial_prompt
+    from ..protocol.protocols import PROTOCOLS
+
+    answer = base.max_tokens or ASSUMED_COMPLETION_TOKENS
+    first = [estimate_prompt_tokens(initial_prompt(inst)) for inst in instances]
+    calls: dict[str, list[int]] = {}  # spec -> [calls, prompt tokens, completion tokens]
+    episodes = 0
+    for point in grid:
+        turns = point.get("turns", base.turns)
+        budget = point.get("hint-budget", base.hint_budget)
+        for name in base.protocols:
+            proto = PROTOCOLS[name]
+            per_turn_fb = (budget if proto.validated else 1) if proto.model_written else 0
+            per_turn_cand = 2 if name == "selfcritique" else 1
+            for cand in base.candidates:
+                for tokens in first:
+                    episodes += base.runs
+                    c = calls.setdefault(cand, [0, 0, 0])
+                    n = base.runs * (1 + per_turn_cand * turns)
+                    c[0] += n
+                    c[1] += base.runs * (tokens + int(1.5 * tokens) * per_turn_cand * turns)
+                    c[2] += n * answer
+                    if per_turn_fb:
+                        f = calls.setdefault(base.feedback, [0, 0, 0])
+                        m = base.runs * per_turn_fb * turns
+                        f[0] += m
+                        f[1] += m * 2 * tokens
+                        f[2] += m * answer
+    if base.obfuscate:
+        f = calls.setdefault(base.feedback, [0, 0, 0])
+        f[0] += len(instances)
+        f[1] += sum(first)
+        f[2] += len(instances) * answer
+    prices = load_prices(config) if config else None
+    lines = [f"dry run: {episodes} episodes = {len(instances)} instances x {len(base.candidates)} candidates x "
+             f"{len(base.protocols)} protocols x {base.runs} runs x {len(grid)} settings; nothing run or written",
+             "model calls (upper bound) and tokens (estimate) per model:"]
+    total_cost = 0.0
+    unpriced = []
+    for spec, (n, prompt, completion) in sorted(calls.items()):
+        offline = spec.split(":", 1)[0] in ("sim", "rules", "replay")
+        price = prices.of(spec) if prices is not None else None
+        cost = ""
+        if price is not None:
+            p_cost, c_cost = price.cost(prompt, completion)
+            total_cost += p_cost + c_cost
+            cost = f", cost <= {p_cost + c_cost:,.2f}"
+        elif not offline:
+            unpriced.append(spec)
+        lines.append(f"  {spec}: <= {n:,} calls, ~{prompt:,} prompt + <= {completion:,} completion tokens{cost}"
+                     + (" (offline: free)" if offline else ""))
+    if prices is not None:
+        lines.append(f"total cost <= {total_cost:,.2f} (prices from {config})"
+                     + (f"; unpriced: {', '.join(unpriced)}" if unpriced else ""))
+    elif unpriced:
+        lines.append("no prices given: --config FILE with prompt_price_per_million and "
+                     "completion_price_per_million prices the calls")
+    return "\n".join(lines)

@@ -63,6 +63,7 @@ estimated (``ceil(chars / 4)``) and counted in ``ClientStatistics.estimated_usag
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import random
@@ -94,6 +95,9 @@ from .http_outcomes import (
     _Failure,
     _scrub,
 )
+
+#: ``-v`` shows retries (INFO); failures that end a call surface as exceptions, not logs
+_log = logging.getLogger("pairbench_async.models")
 
 __all__ = [
     "ASSUMED_COMPLETION_TOKENS",
@@ -327,7 +331,10 @@ class OpenAIClient:
             if attempt > 1:
                 assert failure is not None
                 counters.retries += 1
-                await self._sleep(self._delay(failure, attempt - 2))
+                delay = self._delay(failure, attempt - 2)
+                _log.info("%s at %s: %s; retry %d of %d in %.1fs", self.model, s.base_url, failure.describe(),
+                          attempt - 1, attempts - 1, delay)
+                await self._sleep(delay)
             self._get_session()  # fail fast (before waiting on limits) once closed
             await self._acquire(charge)
             outcome, cause = await self._attempt(body)

@@ -33,8 +33,9 @@ from ..protocol.context import TurnContext, estimate_usage
 from ..protocol.evidence import describe_failure
 from ..protocol.hints import mask_evidence
 from ..protocol.leakage import HiddenData, hidden_data, validate_hint
-from .rules_code import advise, describe_construct, find_fault, line_span
+from .rules_code import advise, find_fault, line_span
 from .rules_evidence import _GENERIC_STATE, _input_features, _main_symptom, _Symptom
+from .rules_words import describe_construct
 
 __all__ = ["RulesFeedback"]
 

@@ -5,7 +5,8 @@ metrics (:mod:`.trajectory_metrics`) and their per-model aggregation (:mod:`.met
 ranking (:mod:`.ranking`), edit precision and BLEU (:mod:`.precision`, :mod:`.edits`,
 :mod:`.verdicts`, :mod:`.bleu`), the leaderboard (:mod:`.leaderboard`), token costs
 (:mod:`.cost`), what each metric means (:mod:`.glossary`), tidy export tables
-(:mod:`.tables`) and the rendered report (:mod:`.model`, :mod:`.layout`,
-:mod:`.figures`, :mod:`.html`). Reads records, never runs anything. May import
+(:mod:`.tables`), the rendered report (:mod:`.model`, :mod:`.layout`,
+:mod:`.figures`, :mod:`.html`) and its per-episode transcripts (:mod:`.transcript`,
+:mod:`.transcript_html`). Reads records, never runs anything. May import
 :mod:`..core`, :mod:`..protocol`, :mod:`..runlog` and :mod:`..models` (prices).
 """

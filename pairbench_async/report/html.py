@@ -14,20 +14,24 @@ directory or a browser, in a module of its own:
 This module is the report's public face and re-exports the names of the other three.
 The page is self-contained (figures are ``data:`` URIs, the CSS is inline, no
 JavaScript, no external resource), so it can be mailed or archived as one file. All
-text that comes from a run (model names, instance ids, errors) is escaped.
+text that comes from a run (model names, instance ids, errors, hints, programs) is
+escaped. Given :class:`~.transcript.Transcripts`, the page ends with the per-episode
+transcript viewer (:mod:`.transcript`, :mod:`.transcript_html`); Markdown has none.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Final
 
 from .cost import TokenRow
 from .figures import FIGURES, draw_figures
 from .layout import Cell, Section, Table, extremes, leaderboard_table, report_sections
 from .model import Report, build_report
+from .transcript import Transcripts
+from .transcript_html import TRANSCRIPT_CSS, render_transcripts
 
 __all__ = [
     "FIGURES",
@@ -36,6 +40,7 @@ __all__ = [
     "Section",
     "Table",
     "TokenRow",
+    "Transcripts",
     "build_report",
     "draw_figures",
     "extremes",
@@ -44,6 +49,7 @@ __all__ = [
     "markdown_table",
     "render_html",
     "render_markdown",
+    "render_transcript_page",
     "report_sections",
 ]
 
@@ -96,14 +102,20 @@ def html_table(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_html(report: Report, figures: Mapping[str, bytes] | None = None) -> str:
+def render_html(report: Report, figures: Mapping[str, bytes] | None = None,
+                transcripts: Transcripts | None = None) -> str:
     """The whole page; ``figures`` (key -> PNG bytes, from :func:`draw_figures`) are embedded
-    as ``data:`` URIs, and a section whose figure is missing shows its tables only."""
+    as ``data:`` URIs, and a section whose figure is missing shows its tables only.
+    ``transcripts`` (:func:`.transcript.build_transcripts`) adds the per-episode transcript
+    viewer as the last section."""
     figures = figures or {}
     sections = report_sections(report)
+    links = [(s.id, s.title.split(" (")[0]) for s in sections]
+    if transcripts is not None:
+        links.append(("transcripts", "Transcripts"))
     body = [f"<header><h1>{_e(report.title)}</h1></header>",
-            "<nav>" + "".join(f'<a href="#{s.id}">{_e(s.title.split(" (")[0])}</a>'
-                              for s in sections) + "</nav>"]
+            "<nav>" + "".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title in links)
+            + "</nav>"]
     for s in sections:
         body.append(f'<section id="{s.id}"><h2>{_e(s.title)}</h2>')
         if s.intro:
@@ -116,11 +128,27 @@ def render_html(report: Report, figures: Mapping[str, bytes] | None = None) -> s
         body += [html_table(t) for t in s.tables]
         body += [f'<p class="note">{_e(n)}</p>' for n in s.notes]
         body.append("</section>")
+    css = _CSS
+    if transcripts is not None:
+        body.append(render_transcripts(transcripts))
+        css += "\n" + TRANSCRIPT_CSS
+    return _page(report.title, css, "\n".join(body))
+
+
+def _page(title: str, css: str, body: str) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
             "<link rel=\"icon\" href=\"data:,\">"
-            f"<title>{_e(report.title)}</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+            f"<title>{_e(title)}</title><style>{css}</style></head><body>\n"
+            + body + "\n</body></html>\n")
+
+
+def render_transcript_page(transcripts: Transcripts, title: str = "PAIR-BENCH transcripts",
+                           opened: Collection[str] = ()) -> str:
+    """The transcript viewer alone as a page (same look as in the report), the episodes
+    whose anchors are in ``opened`` already open: to look at or screenshot a few episodes."""
+    body = f"<header><h1>{_e(title)}</h1></header>\n{render_transcripts(transcripts, opened)}"
+    return _page(title, _CSS + "\n" + TRANSCRIPT_CSS, body)
 
 
 # --------------------------------------------------------------------------- Markdown

@@ -353,12 +353,14 @@ def _overview(report: Report) -> Section:
     if report.unprotected:
         pairs.append(("Not hidden-test protected", ", ".join(report.unprotected)))
     pairs += [("Main protocol", report.main),
-              ("Episodes", f"{report.episodes} finished, {report.errored} errored, "
-                           f"{report.unfinished} unfinished")]
+              ("Episodes ranked" if report.notice else "Episodes",
+               f"{report.episodes} finished, {report.errored} errored, {report.unfinished} unfinished"
+               + (" (on the instances every model finished; see above)" if report.notice else ""))]
     notes = [f"errored: {eid}: {err}" for eid, err in report.errors[:10]]
     if len(report.errors) > 10:
         notes.append(f"... and {len(report.errors) - 10} more errored episodes")
-    return Section(id="overview", title="Run", tables=[Table(
+    return Section(id="overview", title="Run (incomplete)" if report.notice.startswith("incomplete") else "Run",
+                   intro=f"⚠ {report.notice}." if report.notice else "", tables=[Table(
         header=["Field", "Value"], rows=[[Cell(k), Cell(v)] for k, v in pairs], left=2)],
         notes=notes)
 

@@ -85,6 +85,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     errors: list[tuple[str, str]]
     #: where the prices of the cost columns came from ("" = no prices given)
     price_source: str = ""
+    #: what a reader must know first (an unfinished run, models ranked on common instances)
+    notice: str = ""
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -159,6 +161,7 @@ def build_report(
     fig5_count: int = 3,
     title: str = "PAIR-BENCH report",
     prices: PriceBook | None = None,
+    notice: str = "",
 ) -> Report:
     """All numbers of the report from a run's records.
 
@@ -212,4 +215,5 @@ def build_report(
         errors=[(r.episode_id, _last_line(r.error)) for r in records
                 if isinstance(r, EpisodeRecord) and r.status == "error"],
         price_source=prices.source if prices is not None else "",
+        notice=notice,
     )

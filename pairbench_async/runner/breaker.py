@@ -16,6 +16,7 @@ retries against a dead endpoint before the first failure is known. Offline model
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from ..core.errors import ClientError
 from ..core.types import Completion, Message
 
 __all__ = ["CircuitBreaker", "CircuitOpen"]
+
+_log = logging.getLogger("pairbench_async.runner")
 
 
 class CircuitOpen(ClientError):
@@ -67,8 +70,10 @@ class CircuitBreaker:
             self.consecutive += 1
             if self.consecutive == 1:  # the first failure of this streak says why
                 self.first_error = f"{type(exc).__name__}: {exc}"
-            if self.consecutive >= (self.threshold if not self.answered else 10 * self.threshold):
+            if not self.open and self.consecutive >= (self.threshold if not self.answered else 10 * self.threshold):
                 self.open = True
+                _log.warning("%s: stopped after %d consecutive failed calls (%s); its remaining episodes "
+                             "end as errors without calling it", self.spec, self.consecutive, self.first_error)
             raise
         self.answered = True
         self.consecutive = 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import platform
 import sys
@@ -53,6 +54,8 @@ from .breaker import CircuitBreaker
 from .episode import PROTOCOLS, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
 
 __all__ = ["Evaluator", "RunConfig", "RunStatistics"]
+
+_log = logging.getLogger("pairbench_async.runner")
 
 
 class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -485,6 +488,8 @@ class Evaluator:
             else:
                 self._stats["done"] += 1
                 self._stats["errors"] += record.status == "error"
+                if record.status == "error":
+                    _log.info("episode %s ended in error: %s", record.episode_id, record.error)
                 if self._writer is not None:
                     await self._writer.sync()
             await queue.put(record)

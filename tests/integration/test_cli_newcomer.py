@@ -267,3 +267,74 @@ def test_report_of_a_sweep_folder_is_one_combined_table(sweep_dir: Path) -> None
     data = json.loads(cli("report", str(sweep_dir), "--json").stdout)
     assert data["settings"] == ["turns=2", "turns=4"]
     assert len(data["models"]) == 8
+
+
+# ------------------------------------------------------------------ unfinished runs
+
+
+@pytest.fixture(scope="module")
+def interrupted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run with part of one model's episodes cut away, as ^C leaves it."""
+    out = tmp_path_factory.mktemp("cut") / "r"
+    proc = cli("run", "--no-progress", "--limit", "4", "--candidate", "sim:0.3", "sim:0.8", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = (out / "records.jsonl").read_text().splitlines()
+    instances = sorted({json.loads(x)["instance_id"] for x in lines})
+    cut = set(instances[:2])  # sim:0.3 never finished two of the four instances
+    kept = [x for x in lines if not (json.loads(x)["model"] == "sim:0.3" and json.loads(x)["instance_id"] in cut)]
+    (out / "records.jsonl").write_text("\n".join(kept) + "\n")
+    return out
+
+
+def test_report_of_an_unfinished_run_says_so_and_ranks_on_common_instances(interrupted_run: Path) -> None:
+    text = cli("report", str(interrupted_run))
+    assert text.returncode == 0, text.stderr
+    first = text.stdout.splitlines()[0]
+    assert first.startswith("incomplete: 6 of 8 episodes finished")
+    assert "ranked on the 2 of 4 instances" in first
+    data = json.loads(cli("report", str(interrupted_run), "--json").stdout)
+    assert data["completeness"] == {"planned": 8, "finished": 6, "errored": 0, "complete": False,
+                                    "common_instances": 2, "instances": 4, "notice": first.rstrip(".")}
+    assert data["episodes"] == 4  # both models on the 2 common instances only
+    md = cli("report", str(interrupted_run), "--markdown")
+    assert md.returncode == 0, md.stderr
+    assert "incomplete: 6 of 8 episodes finished" in md.stdout.split("## ", 2)[1]  # in the first section
+    refused = cli("report", str(interrupted_run), "--complete-only")
+    assert refused.returncode == 1 and "incomplete" in refused.stderr and "--resume" in refused.stderr
+
+
+def test_report_of_a_finished_run_has_no_notice(sweep_dir: Path) -> None:
+    text = cli("report", str(sweep_dir / "turns=2"))
+    assert not text.stdout.startswith("incomplete")
+    assert json.loads(cli("report", str(sweep_dir / "turns=2"), "--json").stdout)["completeness"]["complete"]
+    assert cli("report", str(sweep_dir / "turns=2"), "--complete-only").returncode == 0
+
+
+def test_dry_run_counts_episodes_calls_and_cost_and_writes_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "m.toml"
+    config.write_text('[models."openai:gpt-4o"]\nprompt_price_per_million = 1.0\n'
+                      'completion_price_per_million = 2.0\n')
+    out = tmp_path / "never"
+    proc = cli("run", "--dry-run", "--limit", "3", "--candidate", "openai:gpt-4o", "sim:0.5",
+               "--protocol", "pair", "nohint", "--turns", "4", "--runs", "2", "--config", str(config),
+               "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert not out.exists()
+    # 3 instances x 2 candidates x 2 protocols x 2 runs
+    assert "dry run: 24 episodes" in proc.stdout
+    # per candidate: 3 instances x 2 protocols x 2 runs x (1 + 4 turns) candidate calls
+    assert "openai:gpt-4o: <= 60 calls" in proc.stdout
+    # feedback (rules): pair only, 3 x 2 candidates x 2 runs x 4 turns x hint budget 3
+    assert "rules: <= 144 calls" in proc.stdout
+    assert "total cost <= " in proc.stdout
+
+
+def test_quiet_and_verbose(tmp_path: Path) -> None:
+    quiet = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--out", str(tmp_path / "q"))
+    assert quiet.returncode == 0 and "instances x" not in quiet.stderr and "InitialFix" in quiet.stdout
+    config = tmp_path / "m.toml"
+    config.write_text("[defaults]\nmax_retries = 1\nbackoff_base = 0.01\n")
+    loud = cli("run", "-v", "--no-progress", "--limit", "1", "--candidate", "openai:x@http://127.0.0.1:9/v1",
+               "--config", str(config), "--out", str(tmp_path / "v"))
+    assert loud.returncode == 1
+    assert "retry 1 of 1" in loud.stderr and "ended in error" in loud.stderr

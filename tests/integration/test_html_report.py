@@ -156,7 +156,7 @@ async def test_report_command_writes_every_section_as_html_markdown_and_pngs(
     assert "InitialFix" in captured.out  # the text leaderboard still goes to stdout
     assert f"wrote {out_html}" in captured.err
     page = out_html.read_text()
-    assert _section_ids(page) == list(ALL_SECTIONS)
+    assert _section_ids(page) == [*ALL_SECTIONS, "transcripts"]  # the command adds transcripts
     _assert_self_contained(page)
     for key in ("fig3", "fig4", "fig5", "fig6", "fig7"):
         data = (tmp_path / "r_files" / f"{key}.png").read_bytes()
@@ -183,7 +183,7 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
-    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k")
+    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])

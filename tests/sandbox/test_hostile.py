@@ -174,15 +174,23 @@ def _assert_case(case: Case, verdict: str, stdout: str, error: str | None,
 
 
 def _sandbox_processes() -> list[psutil.Process]:
-    """Live processes of a sandbox: a sandbox uid (as root), or a fork of a pool worker
-    (workers, zygotes and test children all carry the worker script in their command
-    line; as an ordinary user that is the only thing that tells them apart)."""
+    """Live processes of this test process's sandboxes, wherever they were reparented:
+    workers, zygotes and test children all carry the worker script and its JSON
+    configuration in their command line (children cannot exec), and that configuration
+    names the scratch directory ``pairbench-sandbox-<pool pid>-...``. Pools of other
+    processes on the machine (another test run, a developer's sweep) are not ours. A
+    process with a sandbox uid (as root) whose command line names no pool at all (a
+    child that rewrote its argv) counts as ours."""
     worker = process_module._WORKER
+    mine = f"{host_module._SCRATCH_PREFIX}{os.getpid()}-"
     out = []
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
             uids, cmdline = p.info["uids"], p.info["cmdline"] or []
-            if (uids and uids.real >= host_module.UID_FLOOR) or worker in cmdline:
+            if worker in cmdline or any(host_module._SCRATCH_PREFIX in arg for arg in cmdline):
+                if any(mine in arg for arg in cmdline):  # a pool's process: ours?
+                    out.append(p)
+            elif uids and uids.real >= host_module.UID_FLOOR:
                 out.append(p)
         except psutil.Error:
             pass

@@ -44,9 +44,11 @@ PURE_MODULES = (
     "report/bleu.py",
     "report/glossary.py",
     "report/tables.py",
+    "report/transcript.py",
     "models/prices.py",
     "models/rules_code.py",
     "models/rules_evidence.py",
+    "models/rules_words.py",
 )
 FORBIDDEN = frozenset({
     "asyncio", "aiohttp", "anyio", "uvloop", "aiolimiter", "socket", "ssl", "subprocess",
