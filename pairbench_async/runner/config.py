@@ -1,0 +1,112 @@
+"""What a sweep is asked to do (:class:`RunConfig`) and what it did (:class:`RunStatistics`).
+
+Kept apart from the evaluator so that the CLI can check a configuration (every
+argument, before anything is written) and embedders can build one without the
+scheduling machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import msgspec
+
+from ..core.errors import ConfigError
+from ..protocol.policy import PolicyConfig
+from ..protocol.protocols import PROTOCOLS
+from ..protocol.scenarios import ScenarioConfig
+
+__all__ = ["RunConfig", "RunStatistics"]
+
+
+class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The parameters of a sweep (everything that decides its numbers)."""
+
+    candidates: list[str] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
+    feedback: str = "rules"
+    protocols: list[str] = msgspec.field(default_factory=lambda: ["pair"])
+    runs: int = 1
+    seed: int = 0
+    turns: int = 10
+    scenario_turns: int = 3
+    max_scenarios: int = 8
+    min_scenario_size: int = 3
+    representatives: int = 3
+    hint_budget: int = 3
+    concurrency: int = 64
+    temperature: float | None = None
+    max_tokens: int | None = None
+    model_config: str | None = None
+    prompt_styles: list[str] = msgspec.field(default_factory=list)
+    minimal_edit: bool = False
+    #: the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)
+    obfuscate: bool = False
+
+    def __post_init__(self) -> None:
+        self.validate(models=None)
+
+    def validate(self, models: Collection[str] | None = ()) -> None:
+        """Every parameter checked before anything is written (a ``--sweep`` point too:
+        ``msgspec.structs.replace`` does not run ``__post_init__``).
+
+        ``models``: the specs an embedder supplies its own clients for (any name
+        goes); every other spec must be one this package can make. None skips that
+        check (at construction, when the clients are not known yet).
+        """
+        from ..models.endpoint import parse_model_spec
+
+        if not self.candidates:
+            raise ConfigError("at least one candidate model is needed")
+        for spec in (*self.candidates, self.feedback):
+            scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
+            if scheme in ("sim", "rules"):
+                from ..models.offline import parse_offline_spec
+
+                parse_offline_spec(spec)
+            elif scheme not in ("openai", "replay") and models is not None and spec not in models:
+                raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
+                                  "replay:PATH)")
+        for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",
+                     "representatives", "hint_budget"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name.replace('_', '-')} must be >= 1 (got {getattr(self, name)})")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigError(f"max-tokens must be >= 1 (got {self.max_tokens})")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ConfigError(f"temperature must be in 0..2 (got {self.temperature})")
+        for p in self.protocols:
+            if p not in PROTOCOLS:
+                raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
+        from ..protocol.styles import STYLES
+
+        bad = set(self.prompt_styles) - set(STYLES)
+        if bad:
+            raise ConfigError(f"unknown prompt styles {sorted(bad)} (known: {', '.join(STYLES)})")
+
+    def policy(self) -> PolicyConfig:
+        return PolicyConfig(turns=self.turns, scenario_turns=self.scenario_turns,
+                            scenarios=ScenarioConfig(max_scenarios=self.max_scenarios,
+                                                     min_size=self.min_scenario_size,
+                                                     representatives=self.representatives))
+
+    def params(self) -> dict[str, object]:
+        return {"turns": self.turns, "scenario_turns": self.scenario_turns,
+                "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
+                "representatives": self.representatives, "hint_budget": self.hint_budget,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit,
+                "obfuscate": self.obfuscate}
+
+
+class RunStatistics(msgspec.Struct, frozen=True):
+    episodes_total: int
+    episodes_done: int
+    episodes_skipped: int
+    errors: int
+    turns: int
+    tests_run: int
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_s: float
+    #: models whose circuit breaker opened (every later call failed at once)
+    stopped_models: list[str] = []
