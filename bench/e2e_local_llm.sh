@@ -246,7 +246,7 @@ EOF
 log "config: $CONFIG"
 sed 's/^/    /' "$CONFIG"
 
-SWEEP=("$PY" -m pairbench_async run --limit "$LIMIT" --turns "$TURNS"
+SWEEP=("$PY" -m pairbench_async run --allow-errors --limit "$LIMIT" --turns "$TURNS"
        --candidate "$SPEC" --feedback "$SPEC" --out "$OUT" --config "$CONFIG"
        --concurrency 2 --max-tokens 512 --no-progress)
 log "sweep: ${SWEEP[*]}"

@@ -45,7 +45,7 @@
  * is the program's TLE, never a sandbox fault), with no process creation
  * possible (RLIMIT_NPROC 0 until the first test), and pre-import, for speed, the modules its bytecode names that are on an
  * allowlist of side-effect-free standard-library modules or are the top level
- * of an allowed package (_worker.PREIMPORT): so even an allowed package's
+ * of an allowed package (worker.py's PREIMPORT): so even an allowed package's
  * import-time code runs confined, as the sandbox uid, and nothing a program
  * names outside the allowlist is imported on its behalf at all.
  *

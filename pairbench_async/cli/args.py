@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 
-__all__ = ["non_negative_float", "non_negative_int", "positive_float", "positive_int"]
+__all__ = ["non_negative_float", "non_negative_int", "positive_float", "positive_int", "rate_range"]
 
 
 def positive_float(text: str) -> float:
@@ -13,6 +14,8 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value > 1e6:  # seconds: 1e6 s is 11 days, and fits a C int in ms
+        raise argparse.ArgumentTypeError(f"must be a finite number up to 1e6: {text!r}")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
     return value
@@ -23,6 +26,8 @@ def non_negative_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value > 1e9:
+        raise argparse.ArgumentTypeError(f"must be a finite number up to 1e9: {text!r}")
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
     return value
@@ -46,3 +51,15 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
     return value
+
+
+def rate_range(text: str) -> tuple[float, float]:
+    """``LO:HI`` with 0 <= LO <= HI <= 1 (a pass-rate range)."""
+    lo, sep, hi = text.partition(":")
+    try:
+        low, high = float(lo), float(hi)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO:HI with numbers in 0..1, got {text!r}") from None
+    if not sep or not 0 <= low <= high <= 1:
+        raise argparse.ArgumentTypeError(f"expected LO:HI with 0 <= LO <= HI <= 1, got {text!r}")
+    return low, high

@@ -8,7 +8,7 @@ Exit codes: 0 imported (rows that make no instance are reported, not an error);
 2 bad arguments, an unreadable source, or malformed rows without ``--skip-invalid``
 (the other rows are imported and written all the same, and every malformed row is
 listed with its file, line and field). A sandbox failure propagates as
-:class:`~pairbench_async.core.errors.SandboxError` (``_cli`` exits 3).
+:class:`~pairbench_async.core.errors.SandboxError` (``cli.main`` exits 3).
 """
 
 from __future__ import annotations

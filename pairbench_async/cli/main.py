@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import ConfigError, PairbenchError, SandboxError, StoreError
+from .args import non_negative_float, rate_range
 from .args import positive_float as _positive_float
 from .args import positive_int as _positive_int
 
@@ -96,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="record the executed lines of the program (reference traces)")
     ex.add_argument("--checker", choices=("tokens", "exact"), default="tokens",
                     help="output comparison (default: tokens, numbers within 1e-8)")
-    ex.add_argument("--float-tol", type=float, default=1e-8, metavar="TOL",
+    ex.add_argument("--float-tol", type=non_negative_float, default=1e-8, metavar="TOL",
                     help="absolute and relative tolerance for numeric tokens (default 1e-8)")
     _add_sandbox_flags(ex)
 
@@ -109,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     va.add_argument("--verbose", action="store_true", help="with --json: include every instance")
     va.add_argument("--skip-invalid", action="store_true",
                     help="skip (and count) malformed lines instead of stopping at the first")
-    va.add_argument("--pass-rate", default="0.10:0.55", metavar="LO:HI",
+    va.add_argument("--pass-rate", type=rate_range, default=(0.10, 0.55), metavar="LO:HI",
                     help="expected buggy pass-rate range (outside it: a warning)")
     _add_sandbox_flags(va)
 
@@ -118,6 +119,8 @@ def _parser() -> argparse.ArgumentParser:
                         "metrics (formula, direction, source) or the datasets (bundled fixtures and "
                         "importable formats).")
     ls.add_argument("what", choices=("protocols", "metrics", "datasets"))
+    sub.add_parser("metrics", help="every metric with its direction, formula and source (= list metrics)",
+                   description="Every metric the reports show: name, direction, meaning, formula, source.")
 
     from .export import add_export_parser
 
@@ -135,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m pairbench_async``; returns the exit code."""
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run", "report", "exec", "validate", "import", "build-dataset", "list", "export"}
+    commands = {"run", "report", "exec", "validate", "import", "build-dataset", "list", "export", "metrics"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
@@ -165,6 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .export import export_command
 
             return asyncio.run(export_command(args))
+        if args.command == "metrics":
+            from .listing import list_command
+
+            return list_command("metrics")
         if args.command == "list":
             from .listing import list_command
 

@@ -188,6 +188,10 @@ async def report_command(args: argparse.Namespace) -> int:
 
     all_records, _ = read_records(run_dir)
     comp = completeness(all_records, read_manifest(run_dir))
+    chosen = getattr(args, "protocol", None)
+    if chosen is not None and chosen not in {r.protocol for r in all_records}:
+        raise ConfigError(f"--protocol {chosen!r} is not in {run_dir} (it has: "
+                          f"{', '.join(sorted({r.protocol for r in all_records}))})")
     if getattr(args, "complete_only", False) and comp.banner():
         print(f"error: {run_dir}: {comp.banner()} (--complete-only); finish it with "
               f"pairbench run --resume --out {run_dir}", file=sys.stderr)
@@ -254,6 +258,11 @@ def _sweep_report(root: Path, args: argparse.Namespace) -> int:
     from .export import run_dirs
 
     runs = run_dirs(root)  # ConfigError when there is no run here at all
+    ignored = [flag for flag, attr in (("--config", "config"), ("--protocol", "protocol"),
+                                       ("--instances", "instances")) if getattr(args, attr, None)]
+    if ignored:
+        raise ConfigError(f"{root} is a sweep; {', '.join(ignored)} apply to one run: give one of "
+                          f"{', '.join(str(run) for _, run in runs)}")
     if getattr(args, "html", None) or getattr(args, "markdown", None):
         raise ConfigError(f"{root} is a sweep of {len(runs)} runs; --html/--markdown report one run: "
                           f"give one of {', '.join(str(run) for _, run in runs)}")

@@ -90,6 +90,38 @@ def _out_dir(args: argparse.Namespace) -> Path:
     raise ConfigError("cannot find a fresh directory under runs/")
 
 
+def _check_layout(root: Path, *, sweep: bool) -> None:
+    """A folder holds one run or one sweep (a run per setting), never both: a mix would
+    make ``report`` and ``export`` show the one and silently hide the other."""
+    single = (root / "manifest.json").is_file()
+    settings = sorted(p.parent.name for p in root.glob("*/manifest.json"))
+    if sweep and single:
+        raise ConfigError(f"{root} holds a single run; a --sweep needs a folder of its own")
+    if not sweep and settings and not single:
+        raise ConfigError(f"{root} holds a --sweep ({', '.join(settings)}); continue it with the same "
+                          "--sweep, or choose another --out")
+
+
+def _check_keys(config: object, model_config: str | None) -> None:
+    """An ``openai:`` model of the public endpoint without its key fails every call:
+    say so before a folder is written (a local server may need no key)."""
+    import os
+
+    from ..models.endpoint import EndpointSettings, parse_model_spec
+    from ..models.specs import load_model_config
+
+    settings = load_model_config(model_config)
+    for spec in {*config.candidates, config.feedback}:  # type: ignore[attr-defined]
+        scheme, _, url = parse_model_spec(spec)
+        if scheme != "openai":
+            continue
+        s = settings.get(spec, settings.get("")) or EndpointSettings()
+        url = url or (s.base_url if s.base_url != EndpointSettings().base_url
+                      else os.environ.get("OPENAI_BASE_URL", "").strip() or s.base_url)
+        if s.api_key_env and "api.openai.com" in url and not os.environ.get(s.api_key_env, "").strip():
+            raise ConfigError(f"{spec}: the environment variable {s.api_key_env} (its API key) is not set")
+
+
 _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
               "min-scenario-size": "min_scenario_size", "representatives": "representatives",
               "hint-budget": "hint_budget"}
@@ -139,7 +171,9 @@ async def run_command(args: argparse.Namespace) -> int:
             config.validate()
         print(dry_run_text(instances, base, grid, args.config))
         return 0
+    _check_keys(base, args.config)
     root = _out_dir(args)
+    _check_layout(root, sweep=bool(args.sweep))
     plan = []
     for point in grid:
         config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
@@ -196,7 +230,7 @@ async def run_command(args: argparse.Namespace) -> int:
     return 1 if errored and not args.allow_errors else 0
 
 
-_SECRET_RE = re.compile(r"(sk-[A-Za-z0-9_-]{6,}|Bearer\s+\S+|(?i:api[_-]?key)=\S+)")
+_SECRET_RE = re.compile(r"(\b(?:sk|gsk|sk-proj|sk-ant)[-_][A-Za-z0-9_-]{6,}|Bearer\s+\S+|(?i:api[_-]?key)[=:]\s*\S+)")
 
 
 def _scrub(text: str) -> str:
@@ -229,8 +263,8 @@ def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: P
     for _, count, first in errors:
         lines.append(f"  {count:5} x {first[:500]}")
     for spec in stopped:
-        lines.append(f"  {spec}: stopped early (circuit breaker): every call failed, so its remaining "
-                     "episodes were not attempted")
+        lines.append(f"  {spec}: stopped early by its circuit breaker (its first calls failed and none "
+                     "answered), so its remaining episodes were not attempted")
     lines.append(f"records: {out / 'records.jsonl'} (episode records with \"status\": \"error\"); "
                  "exit status 1 (--allow-errors: 0)")
     return "\n".join(lines)

@@ -17,10 +17,11 @@ async def validate_command(args: argparse.Namespace) -> int:
     from ..sandbox.pool import SandboxConfig, SandboxPool  # the worker pool only when needed
 
     read = load_dataset(args.dataset or None, skip_invalid=args.skip_invalid)
-    lo, _, hi = args.pass_rate.partition(":")
-    config = SandboxConfig(workers=args.workers, require_full=args.require_full_confinement)
+    lo, hi = args.pass_rate
+    config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
+                           require_full=args.require_full_confinement)
     async with SandboxPool(config) as pool:
-        summary = await validate_instances(read.instances, pool, pass_rate=(float(lo), float(hi)),
+        summary = await validate_instances(read.instances, pool, pass_rate=(lo, hi),
                                            skipped=read.skipped)
     if args.json:
         data = msgspec.to_builtins(summary)

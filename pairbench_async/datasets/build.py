@@ -30,7 +30,7 @@ problem with no OK submission cannot be simulated and is reported as such.
 **The work directory** (default ``OUT.work/``) holds ``manifest.json`` (the
 parameters) and ``records.jsonl``, an append-only log of :class:`RepairTurn` (one
 per evaluated program) and :class:`SubmissionDone` (one per finished submission)
-records, each one ``os.write`` (``_store.RecordWriter``), fsynced after every
+records, each one ``os.write`` (``runlog.store.RecordWriter``), fsynced after every
 finished submission. ``--resume`` skips finished submissions, continues the others
 after their last recorded turn (the failing tests shown next are in that record, so
 nothing is re-run), drops a torn last line, retries submissions that ended in an

@@ -149,7 +149,7 @@ _MANIFEST = msgspec.json.Decoder(BuildManifest)
 
 
 def read_log(work: Path) -> tuple[list[BuildRecord], int]:
-    """The records and the byte length of their valid prefix (``_store.read_log``'s rule:
+    """The records and the byte length of their valid prefix (``runlog.store.read_log``'s rule:
     a torn last line is dropped, a bad line anywhere else is corruption)."""
     return read_jsonl_log(work / RECORDS, _LOG)
 

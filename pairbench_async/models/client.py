@@ -229,7 +229,8 @@ class OpenAIClient:
 
     def _api_key(self) -> str | None:
         name = self.settings.api_key_env
-        return (os.environ.get(name) or None) if name is not None else None
+        # a key read from a CRLF .env file keeps its "\r": never send (or echo) that
+        return (os.environ.get(name, "").strip() or None) if name is not None else None
 
     def _delay(self, failure: _Failure, retry_index: int) -> float:
         s = self.settings

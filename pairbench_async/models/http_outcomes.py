@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import math
+import re
 from collections.abc import Mapping
 from typing import Literal
+from urllib.parse import unquote
 
 import aiohttp
 import msgspec
@@ -85,10 +87,26 @@ class _Answer(msgspec.Struct, frozen=True):
     model: str | None
 
 
+#: a run of key-like characters: what a server may echo of a key (whole, masked, encoded)
+_TOKEN_RE = re.compile(r"[A-Za-z0-9_\-+/=.%~]{8,}")
+#: a window of this many characters shared with the key marks a token as part of it
+_KEY_WINDOW = 8
+
+
 def _scrub(text: str, secret: str | None) -> str:
-    """``text`` without ``secret``, truncated; applied to everything from outside."""
-    if secret:
-        text = text.replace(secret, "[redacted]")
+    """``text`` without ``secret``, truncated; applied to everything from outside.
+
+    Servers echo keys in many shapes (whole, quoted, URL-encoded, masked but for a
+    prefix, with the whitespace of a CRLF ``.env`` file), so every token that shares
+    8 consecutive characters with the key goes, not only an exact copy.
+    """
+    key = (secret or "").strip()
+    if key:
+        text = text.replace(key, "[redacted]")
+        if len(key) >= _KEY_WINDOW:
+            windows = {key[i:i + _KEY_WINDOW] for i in range(len(key) - _KEY_WINDOW + 1)}
+            text = _TOKEN_RE.sub(
+                lambda m: "[redacted]" if any(w in unquote(m.group(0)) for w in windows) else m.group(0), text)
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + "..."
     return text

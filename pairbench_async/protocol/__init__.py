@@ -1,4 +1,4 @@
-"""protocol: the PAIR-BENCH protocol and its baselines, pure and synchronous.
+"""protocol: the PAIR-BENCH protocol and its baselines, pure.
 
 Owns failure scenarios and shapes, the scenario/level policy (Algorithm 1), the
 evidence of a failure (:mod:`.evidence`), level masks (:mod:`.hints`) and the feedback
@@ -7,5 +7,7 @@ rules in :mod:`.leakage_patterns` and :mod:`.leakage_quotes`), candidate prompts
 code extraction,
 prompt ablations, the protocol registry (:mod:`.protocols`) and what a feedback model
 is shown (:mod:`.context`). No event loop, file, process, clock or network: the
-architecture test checks it. May import only :mod:`..core`.
+architecture test checks it. The protocol objects' ``feedback()`` is a coroutine only
+because it awaits the model calls the runner injects (``FeedbackIO``); nothing here
+starts or schedules anything. May import only :mod:`..core`.
 """

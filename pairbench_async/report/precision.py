@@ -74,9 +74,9 @@ class TurnPrecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     protocol: str
     run: int
     turn: int
-    #: :func:`edit_precision`; None when the program equals the buggy one (whitespace aside)
+    #: :func:`~.edits.edit_precision`; None when the program equals the buggy one (whitespace aside)
     edit_precision: float | None
-    #: :func:`edit_recall`; None when the reference equals the buggy program
+    #: :func:`~.edits.edit_recall`; None when the reference equals the buggy program
     edit_recall: float | None
     #: share of the buggy program's non-blank lines replaced or deleted
     changed_share: float | None
@@ -84,7 +84,7 @@ class TurnPrecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     exact_match: bool
     bleu: float
     compiles: bool
-    #: :func:`verdict_mix` of the turn
+    #: :func:`~.verdicts.verdict_mix` of the turn
     verdicts: dict[str, float]
 
 

@@ -7,7 +7,7 @@ system holds it even if the process is killed the next instant (SIGKILL included
 power loss costs at most the turns of unfinished episodes, which resume recomputes.
 
 Reading tolerates exactly one kind of damage: a torn *last* line (a write cut short
-by a kill). It is dropped, and :meth:`RecordWriter.open` truncates it away before
+by a kill). It is dropped, and :class:`RecordWriter` (given ``valid_length``) truncates it away before
 appending. A bad line anywhere else is corruption and raises :class:`StoreError`.
 The manifest is replaced atomically.
 """

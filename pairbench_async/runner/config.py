@@ -57,6 +57,14 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
         if not self.candidates:
             raise ConfigError("at least one candidate model is needed")
+        for what, values in (("--candidate", self.candidates), ("--protocol", self.protocols),
+                             ("--prompt-style", self.prompt_styles)):
+            twice = sorted({v for v in values if values.count(v) > 1})
+            if twice:  # the same episode twice would collide in the records
+                raise ConfigError(f"{what} names {', '.join(twice)} more than once")
+        if "rules" in self.candidates:
+            raise ConfigError("'rules' is a feedback model (it writes hints, not programs); use it as "
+                              "--feedback rules, and sim:SKILL as an offline candidate")
         for spec in (*self.candidates, self.feedback):
             scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
             if scheme in ("sim", "rules"):

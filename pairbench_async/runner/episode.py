@@ -1,12 +1,12 @@
 """One episode: an (instance, candidate, protocol, run) trajectory, turn by turn.
 
-Turn 0 is the unhinted repair; then the protocol decides each turn:
-
-* ``pair``: PAIR-BENCH. The policy (Algorithm 1) picks a failure scenario and a
-  hint level; the feedback model writes a hint from the level's evidence mask; the
-  leakage validator accepts it or asks again (every attempt is recorded); the
-  candidate revises; the program is evaluated on every hidden test.
-* ``nohint``: the same number of revision turns with no hint at all.
+Turn 0 is the unhinted repair; then every turn is the same loop, whatever the
+protocol: the protocol object (:data:`~..protocol.protocols.PROTOCOLS`) gives the
+turn's feedback or says the episode stops (``pair``: Algorithm 1 picks a failure
+scenario and a level, the feedback model writes a hint from the level's evidence
+mask, the leakage validator accepts it or asks again; the baselines: their own
+feedback, or none for ``nohint``), the candidate revises, the program is evaluated
+on every hidden test, and the protocol observes the result.
 
 Every evaluated turn is emitted as a :class:`TurnRecord` (with the policy state,
 the resume checkpoint) before the next begins; the episode ends with an

@@ -115,8 +115,13 @@ class Evaluator:
         await self._pool.start()
         settings = load_model_config(self.config.model_config)
         for spec in {*self.config.candidates, self.config.feedback}:
-            model = self._given_models.get(spec) or make_model(spec, settings)
-            self._models[spec] = CircuitBreaker(model, spec)
+            given = self._given_models.get(spec)
+            if given is not None:  # an embedder's own client: theirs to guard
+                self._models[spec] = given
+                continue
+            model = make_model(spec, settings)
+            # offline models cannot be unreachable; remote ones get a circuit breaker
+            self._models[spec] = model if getattr(model, "uses_context", False) else CircuitBreaker(model, spec)
         self._entered = True
         return self
 
@@ -130,10 +135,13 @@ class Evaluator:
         for spec, model in self._models.items():
             if spec not in self._given_models:
                 await model.aclose()
-        self._stopped_models = sorted(b.spec for b in self._models.values() if b.open)
+        self._stopped_models = self._open_breakers()
         self._models.clear()
         if self._own_pool and self._pool is not None:
             await self._pool.aclose()
+
+    def _open_breakers(self) -> list[str]:
+        return sorted(m.spec for m in self._models.values() if isinstance(m, CircuitBreaker) and m.open)
 
     def statistics(self) -> RunStatistics:
         s = self._stats
@@ -141,8 +149,7 @@ class Evaluator:
                              episodes_skipped=s["skipped"], errors=s["errors"], turns=s["turns"],
                              tests_run=s["tests"], prompt_tokens=s["prompt"],
                              completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0,
-                             stopped_models=self._stopped_models or sorted(
-                                 b.spec for b in self._models.values() if b.open))
+                             stopped_models=self._stopped_models or self._open_breakers())
 
     # -- services for episodes ---------------------------------------------
 

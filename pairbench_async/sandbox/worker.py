@@ -610,7 +610,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
         cfg.nproc if full and cfg.uid >= 0 else 0,
         cfg.stack_mb * 1024 * 1024 if full else 0,
     )
-    wall_ms = max(1, int(prog.wall_limit * 1000))
+    wall_ms = min(max(1, int(prog.wall_limit * 1000)), 2**31 - 1)  # a C int; ~24 days
     # uid and ruleset -1: the zygote already runs as the sandbox uid inside the
     # Landlock domain, which the child inherits; nesting the same ruleset again
     # would copy its ~200 rules on every fork (~12 % of a trivial test's cost)

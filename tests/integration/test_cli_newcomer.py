@@ -52,6 +52,10 @@ async def acli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str,
         (["--protocol", "pair", "bogus"], "unknown protocol 'bogus'"),
         (["--sweep", "turns=0,3"], "turns must be >= 1"),
         (["--resume"], "--resume"),
+        (["--protocol", "pair", "pair"], "--protocol names pair more than once"),
+        (["--candidate", "sim:0.3", "sim:0.3"], "--candidate names sim:0.3 more than once"),
+        (["--candidate", "rules"], "'rules' is a feedback model"),
+        (["--temperature", "nan"], "--temperature: must be a finite number"),
     ],
 )
 def test_a_bad_argument_exits_2_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
@@ -129,26 +133,53 @@ class _Dead:
 
 async def test_the_breaker_stops_a_dead_model_after_a_few_calls() -> None:
     dead = _Dead()
-    breaker = CircuitBreaker(dead, "openai:dead", threshold=2, probes=2)
+    breaker = CircuitBreaker(dead, "openai:dead", threshold=3, probes=2)
     outcomes = await asyncio.gather(*(breaker.complete([]) for _ in range(100)), return_exceptions=True)
     assert all(isinstance(o, ClientError) for o in outcomes)
     assert sum(isinstance(o, CircuitOpen) for o in outcomes) >= 95
     assert dead.calls <= 4, "a dead endpoint was called once per episode"
-    assert breaker.open and "cannot connect" in str(outcomes[-1])
+    assert breaker.open and "cannot connect" in str(outcomes[-1]) and "calls failed and none answered" in str(outcomes[-1])
 
 
-async def test_the_breaker_never_opens_on_a_model_that_answers() -> None:
-    class Flaky(_Dead):
-        async def complete(self, messages: list[Message], **kw: object) -> Completion:
-            self.calls += 1
-            if self.calls % 3 == 0:
-                raise ClientError("one bad answer")
-            return Completion(text="ok", model="m")
+class _Flaky(_Dead):
+    """Fails its first ``bad`` calls, then answers (a content filter, a short outage)."""
 
-    breaker = CircuitBreaker(Flaky(), "openai:flaky")
+    def __init__(self, bad: int, every: int = 0) -> None:
+        super().__init__()
+        self.bad, self.every = bad, every
+
+    async def complete(self, messages: list[Message], **kw: object) -> Completion:
+        self.calls += 1
+        await asyncio.sleep(0.001)
+        if self.calls <= self.bad or (self.every and self.calls % self.every == 0):
+            raise ClientError(f"refused call {self.calls}")
+        return Completion(text="ok", model="m")
+
+
+async def test_the_breaker_never_stops_a_model_that_answered() -> None:
+    breaker = CircuitBreaker(_Flaky(bad=0, every=3), "openai:flaky", threshold=2)
     outcomes = await asyncio.gather(*(breaker.complete([]) for _ in range(60)), return_exceptions=True)
     assert not breaker.open
     assert sum(isinstance(o, Completion) for o in outcomes) == 40
+    assert not any(isinstance(o, CircuitOpen) for o in outcomes)
+
+
+async def test_an_answer_closes_an_open_breaker_and_a_probe_follows_an_outage() -> None:
+    now = [0.0]
+    flaky = _Flaky(bad=3)
+    breaker = CircuitBreaker(flaky, "openai:m", threshold=3, probes=1, reprobe=30, clock=lambda: now[0])
+    for _ in range(3):
+        with pytest.raises(ClientError):
+            await breaker.complete([])
+    assert breaker.open
+    with pytest.raises(CircuitOpen):
+        await breaker.complete([])
+    assert flaky.calls == 3  # refused without a call
+    now[0] = 31.0  # the endpoint recovered: the next call is a probe, and it answers
+    assert (await breaker.complete([])).text == "ok"
+    assert not breaker.open
+    results = await asyncio.gather(*(breaker.complete([]) for _ in range(10)))
+    assert all(r.text == "ok" for r in results)
 
 
 # ------------------------------------------------------------------ conventions
@@ -338,3 +369,69 @@ def test_quiet_and_verbose(tmp_path: Path) -> None:
                "--config", str(config), "--out", str(tmp_path / "v"))
     assert loud.returncode == 1
     assert "retry 1 of 1" in loud.stderr and "ended in error" in loud.stderr
+
+
+
+def test_a_missing_key_for_the_public_endpoint_is_refused_before_writing(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    proc = subprocess.run([sys.executable, "-m", "pairbench_async", "run", "--candidate", "openai:gpt-4o",
+                           "--limit", "1", "--out", str(tmp_path / "r")], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 2 and "OPENAI_API_KEY" in proc.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_folder_holds_a_run_or_a_sweep_never_both(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--out", str(run)).returncode == 0
+    into_run = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--sweep", "turns=2", "--resume",
+                   "--out", str(run))
+    assert into_run.returncode == 2 and "holds a single run" in into_run.stderr
+    sweep = tmp_path / "sweep"
+    assert cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--sweep", "turns=2,3",
+               "--out", str(sweep)).returncode == 0
+    for extra in ([], ["--resume"]):
+        into_sweep = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", *extra, "--out", str(sweep))
+        assert into_sweep.returncode == 2 and "holds a --sweep (turns=2, turns=3)" in into_sweep.stderr
+    assert not (sweep / "manifest.json").exists()
+    again = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--sweep", "turns=2,3", "--resume",
+                "--out", str(sweep))
+    assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("echo", [
+    "invalid key SECRETabcdef123456",            # verbatim
+    'invalid key "SECRETabcdef123456\r"',        # with the CR of a CRLF .env file
+    "invalid key SECRETab************",          # masked but for a prefix
+    "invalid key SECRET%61bcdef123456",          # URL-encoded
+    '{"api_key": "SECRETabcdef123456"}',         # quoted in JSON
+])
+def test_a_key_echoed_by_a_server_is_scrubbed_in_every_shape(echo: str) -> None:
+    from pairbench_async.models.http_outcomes import _scrub
+
+    out = _scrub(echo, "SECRETabcdef123456\r")
+    assert "SECRETab" not in out and "[redacted]" in out
+    assert _scrub("KeyError: 'disk-usage-report'", "SECRETabcdef123456") == "KeyError: 'disk-usage-report'"
+
+
+def test_exec_refuses_non_finite_limits_and_huge_ones_still_run(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("print(int(input()) + 1)\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text('{"id": "1", "input": "1\\n", "output": "2\\n"}\n')
+    for bad in (["--time-limit", "inf"], ["--wall-limit", "nan"], ["--float-tol", "-1"]):
+        proc = cli("exec", str(prog), "--tests", str(tests), *bad)
+        assert proc.returncode == 2, (bad, proc.stderr)
+    big = cli("exec", str(prog), "--tests", str(tests), "--time-limit", "999999")
+    assert big.returncode == 0 and json.loads(big.stdout)["verdict"] == "AC", big.stdout
+
+
+def test_validate_pass_rate_is_checked() -> None:
+    for bad in ("abc", "0.9:0.1", "0.2"):
+        proc = cli("validate", "--pass-rate", bad)
+        assert proc.returncode == 2 and "--pass-rate" in proc.stderr
+
+
+
+def test_metrics_command_is_list_metrics() -> None:
+    assert cli("metrics").stdout == cli("list", "metrics").stdout != ""

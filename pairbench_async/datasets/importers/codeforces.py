@@ -18,7 +18,7 @@ What becomes an instance (stdin/stdout kind):
   (hidden and public) in the sandbox; candidates are tried most similar to the
   buggy program first (difflib ratio), at most ``reference_candidates`` of them. A
   row with no such submission is reported (``no reference``/``no valid reference``),
-  never given an invented one: ``python -m pairbench_async build-dataset`` (``_build``)
+  never given an invented one: ``python -m pairbench_async build-dataset`` (``datasets.build``)
   makes references by repairing the wrong submission itself, from the same scan
   (:func:`scan_sources`) and the same pieces (:func:`pass_rate_skip`,
   :func:`validated_reference`, :func:`make_instance`).
