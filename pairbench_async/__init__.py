@@ -1,6 +1,8 @@
 """pairbench_async: PAIR-BENCH code-improvement evaluation with a native sandbox."""
 
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from .core.errors import (
     BadResponse,
     ClientError,
@@ -27,14 +29,34 @@ from .core.types import (
     Verdict,
 )
 from .core.version import __version__
-from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
-from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
-from .models.offline import RulesFeedback, SimCandidate, TurnContext
-from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
-from .report.trajectory import Trajectory, TurnOutcome
-from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
-from .runner.evaluator import Evaluator, RunConfig, RunStatistics
-from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
+
+if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
+    from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
+    from .models.client import OpenAIClient
+    from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
+    from .models.offline import RulesFeedback, SimCandidate, TurnContext
+    from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
+    from .report.trajectory import Trajectory, TurnOutcome
+    from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
+    from .runner.evaluator import Evaluator, RunConfig, RunStatistics
+    from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
+
+#: Public names imported on first use, so that ``python -m pairbench_async exec`` (timed
+#: from its own start) and every other command pay only for what they use: the runner
+#: brings the event loop and the models, the client brings aiohttp.
+_LAZY = {
+    "DatasetRead": ".datasets.files", "load_dataset": ".datasets.files", "read_instances": ".datasets.files",
+    "write_instances": ".datasets.files",
+    "EndpointSettings": ".models.endpoint", "ModelClient": ".models.endpoint",
+    "parse_model_spec": ".models.endpoint",
+    "RulesFeedback": ".models.offline", "SimCandidate": ".models.offline", "TurnContext": ".models.offline",
+    "ModelMetrics": ".report.metrics", "compute_metrics": ".report.metrics", "metrics_by_model": ".report.metrics",
+    "Trajectory": ".report.trajectory", "TurnOutcome": ".report.trajectory",
+    "EpisodeRecord": ".runlog.records", "RunManifest": ".runlog.records", "TurnRecord": ".runlog.records",
+    "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
+    "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
+    "OpenAIClient": ".models.client",
+}
 
 __all__ = [
     "BadResponse",
@@ -88,14 +110,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``OpenAIClient`` is imported on first use: it brings aiohttp, which offline runs,
-    reports and dataset tools never need."""
-    if name == "OpenAIClient":
-        from .models.client import OpenAIClient
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return OpenAIClient
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # once: later lookups are plain attribute reads
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "OpenAIClient"})
+    return sorted({*globals(), *_LAZY})
