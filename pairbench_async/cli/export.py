@@ -80,6 +80,12 @@ async def export_command(args: argparse.Namespace) -> int:
     runs = run_dirs(root)
     out = Path(args.out) if args.out else root / "export"
     write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
+    if args.format == "parquet":
+        try:
+            import pyarrow  # noqa: F401  (before any folder is made)
+        except ImportError:
+            raise ConfigError("--format parquet needs pyarrow: pip install -e '.[parquet]' "
+                              "(or use --format csv / jsonl)") from None
     turns: list[dict[str, Any]] = []
     episodes: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
@@ -88,7 +94,10 @@ async def export_command(args: argparse.Namespace) -> int:
         turns += turn_rows(records, setting)
         episodes += episode_rows(records, setting)
         metrics += metric_rows(records, setting)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file of that name, a read-only place...
+        raise ConfigError(f"--out {out}: cannot make the tables' folder: {exc.strerror}") from None
     for name, rows, columns in (("turns", turns, TURN_COLUMNS), ("episodes", episodes, EPISODE_COLUMNS),
                                 ("metrics", metrics, METRIC_COLUMNS)):
         path = out / f"{name}.{args.format}"

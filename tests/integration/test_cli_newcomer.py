@@ -435,3 +435,11 @@ def test_validate_pass_rate_is_checked() -> None:
 
 def test_metrics_command_is_list_metrics() -> None:
     assert cli("metrics").stdout == cli("list", "metrics").stdout != ""
+
+
+
+def test_export_to_a_file_path_is_a_clear_error(sweep_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    proc = cli("export", str(sweep_dir), "--format", "csv", "--out", str(target))
+    assert proc.returncode == 2 and "--out" in proc.stderr and "Traceback" not in proc.stderr
