@@ -54,8 +54,9 @@ METRICS: tuple[MetricInfo, ...] = (
                formula="|F_0 ∩ H ∩ P_τ| / |F_0|, H = ∪ G_t", source=f"{_PAIR}, Table III"),
     MetricInfo(name="RepairRate", better="higher", meaning="failing tests repaired per turn",
                formula="|F_{t-1} ∩ P_t| / |T|, per turn", source=f"{_PAIR}, Table V"),
-    MetricInfo(name="PreservationRate", better="higher", meaning="passing tests kept per turn",
-               formula="|P_{t-1} ∩ P_t| / |P_{t-1}|, per turn", source=f"{_PAIR}, Table V"),
+    MetricInfo(name="PreservationRate", better="higher",
+               meaning="one minus the share of tests that regressed per turn (Table V; equals BP)",
+               formula="1 − |P_{t-1} ∩ F_t| / |T|, per turn", source=f"{_PAIR}, Table V"),
     MetricInfo(name="Repair@k", better="higher", meaning="episodes fixed within k feedback rounds",
                formula="share of episodes with p_t = 1 for some t ≤ k", source="FeedbackEval (seed 001)"),
 )

@@ -37,6 +37,7 @@ __all__ = [
     "hinted_closed_coverage",
     "instance_metrics",
     "pass_rates",
+    "pass_retention",
     "preservation_rate",
     "progress_monotonicity",
     "repair_rate",
@@ -117,11 +118,26 @@ def repair_rate(traj: Trajectory, t: int) -> float:
     return len(_failing(traj, t - 1) & _passed(traj, t)) / len(traj.test_ids)
 
 
-def preservation_rate(traj: Trajectory, t: int) -> float | None:
-    """PreservationRate_t = |P_{t-1} ∩ P_t| / |P_{t-1}|; ``None`` when P_{t-1} is empty.
+def preservation_rate(traj: Trajectory, t: int) -> float:
+    """PreservationRate_t = 1 - |P_{t-1} ∩ F_t| / |T|: Table V's "Preserve. Rate".
 
-    With nothing passing before the turn there is nothing to preserve; such a turn is
-    left out of the instance's average rather than counted as 0 or 1.
+    Seed 000, Section V-B defines only its companion, "the turn-level Repair Rate ...
+    RepairRate_{i,t} = |F_{i,t-1} ∩ P_{i,t}| / |T_i|", normalised by the whole suite;
+    and Table V's Preservation values equal Table III's Behavior Preservation (this
+    formula) within 0.1 points for all eight models. So the same |T| normalisation,
+    for every protocol, and never undefined. The ratio of previously passing tests
+    kept is :func:`pass_retention`, under its own name.
+    """
+    _check_turn(traj, t)
+    return 1.0 - len(_passed(traj, t - 1) & _failing(traj, t)) / len(traj.test_ids)
+
+
+def pass_retention(traj: Trajectory, t: int) -> float | None:
+    """PassRetention_t = |P_{t-1} ∩ P_t| / |P_{t-1}|; ``None`` when P_{t-1} is empty.
+
+    Not a paper metric (it was this package's PreservationRate until the paper's was
+    matched): the share of the previously passing tests still passing, undefined with
+    nothing to retain. Library users may still want it; the reports do not show it.
     """
     _check_turn(traj, t)
     before = _passed(traj, t - 1)

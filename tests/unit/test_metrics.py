@@ -44,6 +44,7 @@ from pairbench_async.report.trajectory_metrics import (
     hinted_closed_coverage,
     instance_metrics,
     pass_rates,
+    pass_retention,
     preservation_rate,
     progress_monotonicity,
     repair_rate,
@@ -175,16 +176,34 @@ def test_repair_rate_by_hand() -> None:
 
 
 def test_preservation_rate_by_hand() -> None:
-    # PR_1 = |P_0 ∩ P_1| / |P_0| = |{a} ∩ {b,d}| / |{a}| = 0
-    #   (mutation: dividing by |T| changes PR_2 and PR_3 below)
-    assert preservation_rate(X, 1) == pytest.approx(0.0)
-    # PR_2 = |{b,d} ∩ {a,b,c}| / |{b,d}| = 1/2
-    assert preservation_rate(X, 2) == pytest.approx(1 / 2)
-    # PR_3 = |{a,b,c} ∩ {a,b}| / |{a,b,c}| = 2/3
-    assert preservation_rate(X, 3) == pytest.approx(2 / 3)
-    # Z: P_0 = {} -> undefined; PR_2 = |{a} ∩ {a,b}| / 1 = 1
-    assert preservation_rate(Z, 1) is None
-    assert preservation_rate(Z, 2) == pytest.approx(1.0)
+    # Table V's Preservation Rate, normalised by |T| like Section V-B's Repair Rate:
+    # PR_t = 1 - |P_{t-1} ∩ F_t| / |T|.
+    # PR_1 = 1 - |{a} ∩ {a,c}| / 4 = 3/4
+    #   (mutations: the old ratio |P_0 ∩ P_1| / |P_0| = |{a} ∩ {b,d}| / 1 gives 0;
+    #    dividing the regressions by |P_0| = 1 gives 1 - 1 = 0)
+    assert preservation_rate(X, 1) == pytest.approx(3 / 4)
+    # PR_2 = 1 - |{b,d} ∩ {d}| / 4 = 3/4   (old ratio: |{b,d} ∩ {a,b,c}| / 2 = 1/2)
+    assert preservation_rate(X, 2) == pytest.approx(3 / 4)
+    # PR_3 = 1 - |{a,b,c} ∩ {c,d}| / 4 = 3/4   (old ratio: 2/3)
+    assert preservation_rate(X, 3) == pytest.approx(3 / 4)
+    # Z: P_0 = {} is no longer undefined: PR_1 = 1 - |{} ∩ {b}| / 2 = 1
+    assert preservation_rate(Z, 1) == pytest.approx(1.0)
+    # W (a baseline): PR_2 = 1 - |{a,b} ∩ {b}| / 2 = 1/2, equal to BP_2 for every protocol
+    assert preservation_rate(W, 2) == pytest.approx(1 / 2)
+    assert all(preservation_rate(traj, t) == behaviour_preservation(traj, t)
+               for traj in (X, Y, Z, W) for t in range(1, len(traj.turns)))
+
+
+def test_pass_retention_by_hand() -> None:
+    # The old ratio, under its own name: PassRetention_t = |P_{t-1} ∩ P_t| / |P_{t-1}|
+    # X: PT_1 = |{a} ∩ {b,d}| / |{a}| = 0;  PT_2 = |{b,d} ∩ {a,b,c}| / 2 = 1/2;
+    #    PT_3 = |{a,b,c} ∩ {a,b}| / 3 = 2/3
+    assert pass_retention(X, 1) == pytest.approx(0.0)
+    assert pass_retention(X, 2) == pytest.approx(1 / 2)
+    assert pass_retention(X, 3) == pytest.approx(2 / 3)
+    # Z: P_0 = {} -> undefined; PT_2 = |{a} ∩ {a,b}| / 1 = 1
+    assert pass_retention(Z, 1) is None
+    assert pass_retention(Z, 2) == pytest.approx(1.0)
 
 
 def test_turn_level_metrics_reject_turns_outside_1_to_tau() -> None:
@@ -294,12 +313,12 @@ def test_instance_metrics_average_within_the_instance() -> None:
     assert row.TRS == pytest.approx(1 / 2)
     assert row.BRG == pytest.approx(1 / 6)
     assert row.BP == pytest.approx(3 / 4)
-    # RR = (2/4 + 2/4 + 0)/3 = 1/3;  PR = (0 + 1/2 + 2/3)/3 = 7/18
+    # RR = (2/4 + 2/4 + 0)/3 = 1/3;  PR = (3/4 + 3/4 + 3/4)/3 = 3/4 (the old ratio gave 7/18)
     assert row.RepairRate == pytest.approx(1 / 3)
-    assert row.PreservationRate == pytest.approx(7 / 18)
+    assert row.PreservationRate == pytest.approx(3 / 4)
     assert (row.PMR, row.HE, row.GC, row.HCC) == pytest.approx((2 / 3, 5 / 2, 2 / 3, 1 / 3))
     assert row.TurnsToFix is None
-    # Z: PR_1 is undefined and left out: PR = (1 + 1)/2 = 1 (counting it as 0 gives 2/3).
+    # Z: nothing regresses: PR_1 = PR_2 = PR_3 = 1 - 0/2, PR = 1.
     # RR = (1/2 + 1/2 + 0)/3 = 1/3; no targets, so no TRS/BRG/HE/HCC.
     z = instance_metrics(Z)
     assert z.PreservationRate == pytest.approx(1.0)
@@ -332,8 +351,8 @@ def test_aggregation_within_then_across_by_hand() -> None:
     assert m.BP == pytest.approx(7 / 8)
     # RepairRate = mean(1/3, 2/3) = 1/2 (pooled: (2/4+2/4+0+2/3)/4 = 5/12)
     assert m.RepairRate == pytest.approx(1 / 2)
-    # PreservationRate = mean(7/18, 1) = 25/36 (pooled: (0+1/2+2/3+1)/4 = 13/24)
-    assert m.PreservationRate == pytest.approx(25 / 36)
+    # PreservationRate = mean(3/4, 1) = 7/8, equal to BP (the old ratio gave mean(7/18, 1) = 25/36)
+    assert m.PreservationRate == pytest.approx(7 / 8)
     # Per-instance ones over X and Y: PMR = mean(2/3, 1) = 5/6; HE = mean(5/2, 6) = 17/4;
     # GC = mean(2/3, 1) = 5/6; HCC = mean(1/3, 1/2) = 5/12
     assert m.PMR == pytest.approx(5 / 6)
@@ -556,9 +575,11 @@ def test_turn_identities(traj: Trajectory) -> None:
         before, now = frozenset(traj.turns[t - 1].passed), frozenset(traj.turns[t].passed)
         # BP = 1 exactly when nothing regressed
         assert (bp == 1.0) == (before <= now)
-        pr = preservation_rate(traj, t)
-        assert (pr is None) == (not before)
-        assert pr is None or (pr == 1.0) == (before <= now)
+        # Table V's Preservation Rate is BP's formula, for every protocol
+        assert preservation_rate(traj, t) == bp
+        kept = pass_retention(traj, t)
+        assert (kept is None) == (not before)
+        assert kept is None or (kept == 1.0) == (before <= now)
         target = traj.turns[t].target_tests
         trs = targeted_repair_success(traj, t)
         brg = broader_repair_gain(traj, t)
