@@ -134,6 +134,10 @@ def test_deferral_at_beta_keeps_the_level_and_moves_on() -> None:
 
 @pytest.mark.parametrize(("mode", "level"), [("stay", 3), ("escalate", 4), ("reset", 1)])
 def test_level_after_deferral(mode: str, level: int) -> None:
+    # β = 3: A fails at L1 -> L2 -> L3 and is deferred by the β limit at L3, below L6.
+    # Algorithm 1 (lines 15-16) defers without changing ℓ: B starts at L3 ("stay").
+    # §IV-D.2's text raises ℓ on every failure, min(6, 3 + 1) = 4 ("escalate"): the two
+    # sources disagree exactly here (docs/PROTOCOL.md).
     config = PolicyConfig(scenario_turns=3, after_deferral=mode)  # type: ignore[arg-type]
     outcome = run(config, A | B, [set(), set(), set(), B], universe=A | B)
     assert outcome.plans[3].level == level
