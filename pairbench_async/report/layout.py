@@ -104,25 +104,39 @@ def fmt(metric: str, value: float | None) -> str:
 
 
 def extremes(values: Mapping[str, float | None], *,
-             higher_is_better: bool = True) -> dict[str, Mark]:
-    """``{key: "best" | "worst" | ""}``: the best and worst defined values of a column.
+             higher_is_better: bool = True, top: int = 3) -> dict[str, Mark]:
+    """``{key: "best" | "worst" | ""}``: the ``top`` best and ``top`` worst defined values.
 
-    Ties share a mark; with fewer than two defined values, or all of them equal, nothing
-    is marked (there is nothing to tell apart).
+    Table III of the paper marks the top three and the bottom three models per metric
+    (eight models). With fewer models the marks shrink to ``len // 2`` on each side so
+    that they never meet: three models get one best and one worst. A value tied with
+    the last marked one shares its mark; with fewer than two defined values, or all of
+    them equal, nothing is marked (there is nothing to tell apart).
     """
-    defined = [v for v in values.values() if v is not None]
+    defined = sorted((v for v in values.values() if v is not None), reverse=higher_is_better)
     marks: dict[str, Mark] = dict.fromkeys(values, "")
-    if len(defined) < 2 or min(defined) == max(defined):
+    if len(defined) < 2 or defined[0] == defined[-1]:
         return marks
-    best, worst = (max(defined), min(defined)) if higher_is_better else (min(defined), max(defined))
+    k = max(1, min(top, len(defined) // 2))
+    best_edge, worst_edge = defined[k - 1], defined[-k]
+
+    def better_or_equal(a: float, b: float) -> bool:
+        return a >= b if higher_is_better else a <= b
+
     for key, v in values.items():
-        marks[key] = "best" if v == best else "worst" if v == worst else ""
+        if v is None:
+            continue
+        if better_or_equal(v, best_edge):
+            marks[key] = "best"
+        elif better_or_equal(worst_edge, v):
+            marks[key] = "worst"
     return marks
 
 
 def leaderboard_table(models: Mapping[str, ModelMetrics],
                       order: Sequence[str] | None = None) -> Table:
-    """Table III: one row per model, best and worst marked per column; Final Fix shows its gain."""
+    """Table III: one row per model, the top and bottom three marked per column (fewer with
+    fewer models, see :func:`extremes`); Final Fix shows its gain."""
     names = list(order) if order is not None else sorted(models)
     marks = {m: extremes({n: getattr(models[n], m) for n in names},
                          higher_is_better=HIGHER_IS_BETTER[m]) for m, _, _ in TABLE_III}
@@ -378,9 +392,10 @@ def report_sections(report: Report) -> list[Section]:
         Section(id="leaderboard", title=f"Table III. Progress-centric leaderboard ({main})",
                 intro="Rates in % averaged over initially failing episodes (Initial and Final Fix: "
                       "all episodes), runs pooled; ↑ higher is better, ↓ lower is better. "
-      "The best model per column is marked green (bold in Markdown), the worst red "
-                      "(italics); the superscript on Final Fix is its gain over Initial Fix in "
-                      "points.",
+                      "As in the paper, the top three models per column are marked green (bold in "
+                      "Markdown) and the bottom three red (italics); with fewer than six models, "
+                      "half of them on each side. The superscript on Final Fix is its gain over "
+                      "Initial Fix in points.",
                 tables=[leaderboard_table(view.models, order)],
                 notes=[f"{main}: {UNPROTECTED_NOTE}"] if main in report.unprotected else []),
         Section(id="ranking", title=f"Table IV. Metric-wise ranking ({main})",

@@ -392,3 +392,23 @@ def test_unprotected_protocols_are_marked_in_every_output(tmp_path: Path) -> Non
     # a protected run says nothing of the kind
     protected = build_report([r for r in records if r.protocol == "pair"])
     assert protected.unprotected == [] and "protected" not in render_markdown(protected).lower()
+
+
+def test_table_iii_marks_the_top_and_bottom_three_like_the_paper() -> None:
+    from pairbench_async.report.layout import extremes
+
+    # eight models, as in the paper: values 8..1 (higher is better) -> top three 8, 7, 6
+    # are "best", bottom three 3, 2, 1 are "worst", 5 and 4 unmarked
+    values = {f"m{v}": float(v) for v in range(1, 9)}
+    marks = extremes(values)
+    assert {k for k, m in marks.items() if m == "best"} == {"m8", "m7", "m6"}
+    assert {k for k, m in marks.items() if m == "worst"} == {"m3", "m2", "m1"}
+    # lower is better (Turns to Fix): the roles swap
+    low = extremes(values, higher_is_better=False)
+    assert {k for k, m in low.items() if m == "best"} == {"m1", "m2", "m3"}
+    # a tie with the third value shares its mark: 8, 7, 6, 6 are all best
+    tied = extremes({**values, "x": 6.0})
+    assert {k for k, m in tied.items() if m == "best"} == {"m8", "m7", "m6", "x"}
+    # four models: two each side never meet; an undefined value is never marked
+    four = extremes({"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0, "e": None})
+    assert four == {"a": "best", "b": "best", "c": "worst", "d": "worst", "e": ""}
