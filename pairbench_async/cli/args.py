@@ -9,45 +9,46 @@ import math
 __all__ = ["non_negative_float", "non_negative_int", "positive_float", "positive_int", "rate_range"]
 
 
-def positive_float(text: str) -> float:
+def _finite(text: str, limit: float, shown: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value > 1e6:  # seconds: 1e6 s is 11 days, and fits a C int in ms
-        raise argparse.ArgumentTypeError(f"must be a finite number up to 1e6: {text!r}")
+    if not math.isfinite(value) or value > limit:
+        raise argparse.ArgumentTypeError(f"must be a finite number up to {shown}: {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _finite(text, 1e6, "1e6")  # seconds: 1e6 s is 11 days, and fits a C int in ms
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
     return value
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value) or value > 1e9:
-        raise argparse.ArgumentTypeError(f"must be a finite number up to 1e9: {text!r}")
+    value = _finite(text, 1e9, "1e9")
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
     return value
 
 
-def non_negative_int(text: str) -> int:
+def _integer(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def non_negative_int(text: str) -> int:
+    value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
     return value
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
     return value

@@ -38,13 +38,19 @@ def run_dirs(root: Path) -> list[tuple[str, Path]]:
     return [(p.name, p) for p in found]
 
 
-def _write_parquet(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> None:
+def _pyarrow() -> tuple[Any, Any]:
+    """pyarrow and pyarrow.parquet, or a ConfigError naming the extra that brings them."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ConfigError("--format parquet needs pyarrow: pip install -e '.[parquet]' "
                           "(or use --format csv / jsonl)") from None
+    return pa, pq
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[str, str], ...]) -> None:
+    pa, pq = _pyarrow()
     types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_()}
     schema = pa.schema([(name, types[kind]) for name, kind in columns])
     table = pa.Table.from_pylist(rows, schema=schema)
@@ -81,11 +87,7 @@ async def export_command(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else root / "export"
     write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
     if args.format == "parquet":
-        try:
-            import pyarrow  # noqa: F401  (before any folder is made)
-        except ImportError:
-            raise ConfigError("--format parquet needs pyarrow: pip install -e '.[parquet]' "
-                              "(or use --format csv / jsonl)") from None
+        _pyarrow()  # before any folder is made
     turns: list[dict[str, Any]] = []
     episodes: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []

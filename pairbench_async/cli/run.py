@@ -107,18 +107,15 @@ def _check_keys(config: object, model_config: str | None) -> None:
     say so before a folder is written (a local server may need no key)."""
     import os
 
-    from ..models.endpoint import EndpointSettings, parse_model_spec
-    from ..models.specs import load_model_config
+    from ..models.endpoint import parse_model_spec
+    from ..models.specs import load_model_config, openai_settings
 
     settings = load_model_config(model_config)
     for spec in {*config.candidates, config.feedback}:  # type: ignore[attr-defined]
-        scheme, _, url = parse_model_spec(spec)
-        if scheme != "openai":
+        if parse_model_spec(spec)[0] != "openai":
             continue
-        s = settings.get(spec, settings.get("")) or EndpointSettings()
-        url = url or (s.base_url if s.base_url != EndpointSettings().base_url
-                      else os.environ.get("OPENAI_BASE_URL", "").strip() or s.base_url)
-        if s.api_key_env and "api.openai.com" in url and not os.environ.get(s.api_key_env, "").strip():
+        s = openai_settings(spec, settings)
+        if s.api_key_env and "api.openai.com" in s.base_url and not os.environ.get(s.api_key_env, "").strip():
             raise ConfigError(f"{spec}: the environment variable {s.api_key_env} (its API key) is not set")
 
 

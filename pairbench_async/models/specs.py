@@ -36,7 +36,7 @@ from .prices import Price, PriceBook
 if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
     from .endpoint import EndpointSettings
 
-__all__ = ["load_model_config", "load_prices", "make_model", "price_book"]
+__all__ = ["load_model_config", "load_prices", "make_model", "openai_settings", "price_book"]
 
 
 def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
@@ -84,27 +84,39 @@ def load_prices(path: str) -> PriceBook:
     return price_book(load_model_config(path), source=path)
 
 
+def openai_settings(spec: str, config: Mapping[str, EndpointSettings] | None = None,
+                    environ: Mapping[str, str] | None = None) -> EndpointSettings:
+    """The settings an ``openai:`` spec's client gets: its config table (or
+    ``[defaults]``), and its base URL, first found: the spec's ``@URL``, the config's,
+    ``OPENAI_BASE_URL`` (as openai-python reads it), ``https://api.openai.com/v1``."""
+    from .endpoint import EndpointSettings, parse_model_spec
+
+    config = config or {}
+    _, _, url = parse_model_spec(spec)
+    settings = config.get(spec, config.get("")) or EndpointSettings()
+    if url is not None:
+        return msgspec.structs.replace(settings, base_url=url)
+    env_url = (os.environ if environ is None else environ).get("OPENAI_BASE_URL", "").strip()
+    if env_url and settings.base_url == EndpointSettings().base_url:
+        settings = msgspec.structs.replace(settings, base_url=env_url.rstrip("/"))
+        settings.__post_init__()  # the same checks as a configured URL (scheme, no credentials)
+    return settings
+
+
 def make_model(spec: str, config: dict[str, EndpointSettings] | None = None,
                environ: Mapping[str, str] | None = None) -> Any:
     """A model client for ``spec``.
 
-    An ``openai:`` base URL comes, first found: from the spec (``@URL``), from the
-    config's table for it (or ``[defaults]``), from ``OPENAI_BASE_URL`` (as
-    openai-python reads it), else ``https://api.openai.com/v1``.
+    An ``openai:`` model's settings and base URL: :func:`openai_settings`.
     """
-    from .endpoint import EndpointSettings, parse_model_spec
+    from .endpoint import parse_model_spec
 
     config = config or {}
     scheme, name, url = parse_model_spec(spec)
     if scheme == "openai":
         from .client import OpenAIClient  # aiohttp only when an HTTP model is made
 
-        settings = config.get(spec, config.get(""))
-        env_url = (os.environ if environ is None else environ).get("OPENAI_BASE_URL", "").strip()
-        if url is None and env_url and (settings is None or settings.base_url == EndpointSettings().base_url):
-            settings = msgspec.structs.replace(settings or EndpointSettings(), base_url=env_url.rstrip("/"))
-            settings.__post_init__()  # the same checks as a configured URL (scheme, no credentials)
-        return OpenAIClient.from_spec(spec, settings)
+        return OpenAIClient.from_spec(spec, openai_settings(spec, config, environ))
     if scheme in ("sim", "rules"):
         from .offline import parse_offline_spec
 

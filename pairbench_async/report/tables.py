@@ -13,10 +13,7 @@ from typing import Any
 
 from ..runlog.records import EpisodeRecord, Record, TurnRecord
 from .leaderboard import leaderboard
-
-#: the metrics of a ModelMetrics row, in the paper's order
-METRIC_NAMES = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC",
-                "RepairRate", "PreservationRate")
+from .metrics import METRIC_NAMES
 
 __all__ = ["EPISODE_COLUMNS", "METRIC_COLUMNS", "TURN_COLUMNS", "episode_rows", "metric_rows", "turn_rows"]
 
