@@ -62,7 +62,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="print the episodes, model calls and token budget the run would spend, "
                         "and stop (nothing is run or written)")
     p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
-                   help="candidate prompt ablations: persona cot fewshot nodocstring nocontext noguidelines")
+                   help="candidate prompt ablations: persona cot fewshot nodocstring nocontext (project "
+                        "context) nohistory (earlier turns) noguidelines")
     p.add_argument("--obfuscate", action="store_true",
                    help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
     p.add_argument("--minimal-edit", action="store_true",
@@ -307,7 +308,8 @@ def run_loop(coro: object) -> int:
 def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], config: str | None) -> str:
     """What a run would spend: episodes, an upper bound on model calls, estimated tokens and cost.
 
-    Calls are bounded by the protocol: one candidate call for turn 0 and one per revision
+    Calls are bounded by the protocol: one candidate call for turn 0 (none for the
+    FeedbackEval protocols, which start from the erroneous program) and one per revision
     turn (α of them; ``selfcritique`` doubles them), and per revision turn up to
     ``hint_budget`` feedback generations for validated model-written feedback (``pair``,
     ``vanilla``, ``human``, ...), one for ``code``. Tokens are estimated from each
@@ -334,9 +336,10 @@ def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], co
                 for tokens in first:
                     episodes += base.runs
                     c = calls.setdefault(cand, [0, 0, 0])
-                    n = base.runs * (1 + per_turn_cand * turns)
+                    first_call = 0 if proto.starts_from_erroneous else 1  # FeedbackEval: no turn-0 call
+                    n = base.runs * (first_call + per_turn_cand * turns)
                     c[0] += n
-                    c[1] += base.runs * (tokens + int(1.5 * tokens) * per_turn_cand * turns)
+                    c[1] += base.runs * (first_call * tokens + int(1.5 * tokens) * per_turn_cand * turns)
                     c[2] += n * answer
                     if per_turn_fb:
                         f = calls.setdefault(base.feedback, [0, 0, 0])

@@ -173,6 +173,10 @@ class Instance(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_f
     checker: Checker = Checker()
     #: Recorded feedback texts of the source dataset (FeedbackEval), replayable.
     feedback: dict[str, Any] = {}
+    #: Project context the candidate is shown beside the problem: "code elements such as
+    #: types, APIs, variables, and consts defined outside the function under generation"
+    #: (FeedbackEval, seed 001, Fig. 5; its CoderEval rows carry it, HumanEval's have none).
+    context: str = ""
     #: Anything else an importer keeps (difficulty, rating, upstream ids).
     meta: dict[str, Any] = {}
 

@@ -1,7 +1,12 @@
 """The texts and prompts of the source papers' baseline feedback protocols, as pure functions.
 
-Every protocol shares turn 0 (the unhinted repair, so InitialFix is comparable) and
-the candidate's turn prompt; they differ in the feedback of turns 1..α:
+Every protocol shares the candidate's turn prompt and, except FeedbackEval's four
+(``simple``, ``compiler``, ``test``, ``human``), turn 0: the unhinted repair, so
+InitialFix is comparable. FeedbackEval's protocols start from the erroneous program as
+given ("the LLMs were provided with the initial erroneous code and corresponding
+feedback, after which they performed a repair iteration", seed 001 §6): their turn 0
+is that program, evaluated without a model call, so Repair@k counts k feedback
+rounds. They differ in the feedback of turns 1..α:
 
 =============  ==========================================================================
 ``nohint``     no feedback at all (PAIR-BENCH's RQ2 baseline)

@@ -3,7 +3,7 @@
 The candidate sees ⟨problem, current program, hint, history⟩ and nothing else (seed
 000, Section IV): never hidden tests, expected outputs, oracle traces or the reference.
 These builders take an :class:`Instance` for convenience but read only its public
-fields (``problem``, ``kind``, ``entry_point``); history is the earlier hints, which
+fields (``problem``, ``context``, ``kind``, ``entry_point``); history is the earlier hints, which
 passed the leakage validator, and one line per earlier reply saying whether it held
 code and changed the program. The candidate's own earlier prose is left out to keep
 prompts short and identical across models. Public example tests are assumed to be
@@ -69,11 +69,20 @@ def _answer_format() -> str:
     )
 
 
+def _task(instance: Instance) -> list[str]:
+    """The problem, then the project context when the instance has one (FeedbackEval's
+    "@@Context" part of its repair prompt, Fig. 5)."""
+    parts = [f"## Problem\n{instance.problem.strip()}"]
+    if instance.context.strip():
+        parts.append(f"## Context\n{instance.context.strip()}")
+    return parts
+
+
 def initial_prompt(instance: Instance) -> list[Message]:
-    """Turn 0: the problem and the buggy program, with no hint."""
+    """Turn 0: the problem (and its project context) and the buggy program, with no hint."""
     user = "\n\n".join(
         (
-            f"## Problem\n{instance.problem.strip()}",
+            *_task(instance),
             f"## Program\n{fenced(instance.buggy)}",
             "The program above may be incorrect. Repair it so that it solves the problem. "
             + _contract(instance),
@@ -104,7 +113,7 @@ def turn_prompt(
 
     ``hint`` is ``None`` or empty for a no-hint turn (a baseline, or an omitted hint).
     """
-    parts = [f"## Problem\n{instance.problem.strip()}"]
+    parts = _task(instance)
     if history:
         parts.append(f"## Earlier turns\n{_history(history)}")
     parts.append(f"## Current program\n{fenced(program)}")

@@ -135,6 +135,11 @@ class Protocol:
     recorded: ClassVar[bool] = False
     #: Algorithm 1 chooses scenario and level; its state is recorded every turn
     controlled: ClassVar[bool] = False
+    #: turn 0 is the erroneous program as given, evaluated without a model call, and
+    #: the first feedback is computed on it (FeedbackEval: "the LLMs were provided with
+    #: the initial erroneous code and corresponding feedback, after which they performed
+    #: a repair iteration"); otherwise turn 0 is PAIR-BENCH's unhinted repair
+    starts_from_erroneous: ClassVar[bool] = False
 
     @property
     def needs_traces(self) -> bool:
@@ -257,6 +262,7 @@ class Simple(Protocol):
     name = "simple"
     source = "FeedbackEval (seed 001)"
     recorded = True
+    starts_from_erroneous = True
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 1
@@ -271,6 +277,7 @@ class Compiler(Protocol):
     name = "compiler"
     source = "FeedbackEval (seed 001)"
     recorded = True
+    starts_from_erroneous = True
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 2
@@ -287,6 +294,7 @@ class FailingTest(Protocol):
     source = "FeedbackEval (seed 001)"
     protected = False
     recorded = True
+    starts_from_erroneous = True
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 3
@@ -370,6 +378,7 @@ class Human(ModelWritten):
     name = "human"
     source = "FeedbackEval (seed 001)"
     recorded = True
+    starts_from_erroneous = True
 
     async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
         recorded = self._recorded(turn, io)

@@ -9,7 +9,11 @@ own fixed text or removes parts of the candidate's own prompt):
 ``cot``         asks for step-by-step reasoning before the program
 ``fewshot``     prepends one worked repair (a small, fixed example of our own)
 ``nodocstring`` strips docstrings from the program shown to the candidate
-``nocontext``   drops the history of earlier turns
+``nocontext``   drops the project context (FeedbackEval's "context": APIs, classes,
+                variables around the function); only instances that carry one
+                (``Instance.context``: FeedbackEval's CoderEval rows) change
+``nohistory``   drops the history of earlier turns (our own ablation; it was called
+                ``nocontext`` before that name was given its paper's meaning)
 ``noguidelines`` drops the answer-format and interface guidelines
 ==============  ===================================================================
 
@@ -29,7 +33,7 @@ from ..core.types import Message
 
 __all__ = ["STYLES", "apply_styles"]
 
-STYLES = ("persona", "cot", "fewshot", "nodocstring", "nocontext", "noguidelines")
+STYLES = ("persona", "cot", "fewshot", "nodocstring", "nocontext", "nohistory", "noguidelines")
 
 _PERSONA = ("You are a senior software engineer with twenty years of Python experience, known for "
             "finding subtle bugs quickly and fixing them cleanly.")
@@ -84,6 +88,8 @@ def apply_styles(messages: Sequence[Message], styles: Sequence[str], minimal_edi
         user = _FENCED.sub(lambda m: f"{m.group(1)}python\n{_strip_docstrings(m.group(2)).rstrip()}\n{m.group(1)}",
                            user)
     if "nocontext" in styles:
+        user = "\n\n".join(s for s in _sections(user) if not s.startswith("## Context"))
+    if "nohistory" in styles:
         user = "\n\n".join(s for s in _sections(user) if not s.startswith("## Earlier turns"))
     if "noguidelines" in styles:
         user = "\n".join(ln for ln in user.splitlines()

@@ -30,7 +30,8 @@ class MetricInfo(msgspec.Struct, frozen=True, kw_only=True):
 _PAIR = "PAIR-BENCH (seed 000)"
 
 METRICS: tuple[MetricInfo, ...] = (
-    MetricInfo(name="InitialFix", better="higher", meaning="fixed by the unhinted turn 0",
+    MetricInfo(name="InitialFix", better="higher", meaning="fixed by the unhinted turn 0 (- for simple, compiler, test, human: they start "
+                                                        "from the erroneous program)",
                formula="mean over all instances of 1[p_0 = 1]", source=f"{_PAIR}, Table III"),
     MetricInfo(name="TRS", better="higher", meaning="Targeted Repair Success: the hinted scenario got fixed",
                formula="|G_t ∩ P_t| / |G_t|, per hinted turn", source=f"{_PAIR}, Table III"),
@@ -52,6 +53,9 @@ METRICS: tuple[MetricInfo, ...] = (
                source=f"{_PAIR}, Table III", unit="turns"),
     MetricInfo(name="HCC", better="higher", meaning="Hinted Closed Coverage: initially failing hinted tests passing at the end",
                formula="|F_0 ∩ H ∩ P_τ| / |F_0|, H = ∪ G_t", source=f"{_PAIR}, Table III"),
+    MetricInfo(name="HCCShown", better="higher",
+               meaning="HCC with H = the sampled tests the hints were grounded in (the other reading)",
+               formula="|F_0 ∩ H' ∩ P_τ| / |F_0|, H' = ∪ representatives of G_t", source=f"{_PAIR}, §V-A.4"),
     MetricInfo(name="RepairRate", better="higher", meaning="failing tests repaired per turn",
                formula="|F_{t-1} ∩ P_t| / |T|, per turn", source=f"{_PAIR}, Table V"),
     MetricInfo(name="PreservationRate", better="higher",

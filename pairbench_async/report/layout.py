@@ -385,7 +385,8 @@ def report_sections(report: Report) -> list[Section]:
     main, view = report.main, report.views[report.main]
     order = model_order(report)
     hinted = any(d.attempted for d in view.closure.values())
-    hcc = [[Cell(m), Cell(fmt("HCC", view.models[m].HCC))] for m in order]
+    hcc = [[Cell(m), Cell(fmt("HCC", view.models[m].HCC)), Cell(fmt("HCCShown", view.models[m].HCCShown))]
+           for m in order]
     alpha = max((len(s) for s in view.cumulative.values()), default=1) - 1
     sections = [
         _overview(report),
@@ -413,9 +414,13 @@ def report_sections(report: Report) -> list[Section]:
                                          "no scenario attempted."]),
         Section(id="fig4-hcc", title=f"Fig. 4. HintedClosedCoverage ({main})",
                 intro="|F_0 ∩ H ∩ P_T| / |F_0|: the share of initially failing tests that were "
-                      "hinted and pass at the end.",
+                      "hinted and pass at the end. The paper's \"H ... the set of failing tests "
+                      "selected for hints\" reads two ways: HCC takes H = the selected scenarios "
+                      "G_t (every test of them; the figure), HCC (shown) H = the sampled "
+                      "representatives the hints were grounded in, a subset, so it is never larger.",
                 figure="fig4" if hinted else None, figure_caption="Fig. 4. HintedClosedCoverage.",
-                tables=[Table(header=["Model", "HCC (%) ↑"], rows=hcc)] if hinted else [],
+                tables=[Table(header=["Model", "HCC (%) ↑", "HCC, H = shown tests (%) ↑"], rows=hcc)]
+                if hinted else [],
                 notes=[] if hinted else [f"{main} gives no targeted hints: HCC is undefined."]),
         Section(id="fig5-trajectories",
                 title=f"Fig. 5. Pass-rate trajectories ({main}, run {report.fig5_run})",
@@ -466,9 +471,12 @@ def report_sections(report: Report) -> list[Section]:
                 tables=[_agreement_table(report)]))
     sections.append(Section(
         id="repair-at-k", title="Repair@k (FeedbackEval)",
-        intro="The share of episodes whose program passes every hidden test after at most k "
-              "feedback rounds (turn 0, the unhinted attempt, included); a run with --turns 1 "
-              "is FeedbackEval's single-round setting, longer budgets its iterative one.",
+        intro="The share of episodes whose program passes every hidden test after k feedback "
+              "rounds. FeedbackEval's protocols (simple, compiler, test, human) start from the "
+              "erroneous program with its feedback, as the paper does, so Repair@1 is one "
+              "repair iteration; for the others turn 0 is the unhinted repair, which precedes "
+              "the k rounds and counts. --turns 1 is FeedbackEval's single-round setting, "
+              "--turns 3 its iterative one.",
         tables=[_repair_at_k_table(report)]))
     sections.append(_token_section(report))
     return sections

@@ -27,9 +27,10 @@ __all__ = [
 ]
 
 #: The paper's Table III columns, in order.
-LEADERBOARD_COLUMNS = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC")
+LEADERBOARD_COLUMNS = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC",
+                       "HCCShown")
 _PERCENT = {"InitialFix", "TRS", "BRG", "BP", "PMR", "GC", "FinalFix", "HCC", "RepairRate",
-            "PreservationRate"}
+            "PreservationRate", "HCCShown"}
 
 
 class Leaderboard(msgspec.Struct):
@@ -77,11 +78,13 @@ def trajectories(records: Iterable[Record], *, with_protocol: bool | None = None
         out.append(Trajectory(
             instance_id=first.instance_id, model=first.model,
             protocol=first.protocol if use_protocol else None, run=first.run,
-            test_ids=sorted({*first.passed, *first.failed}),
+            test_ids=sorted({*first.passed, *first.failed}), given_start=first.given,
             turns=[TurnOutcome(turn=r.turn, passed=frozenset(r.passed),
                                target_id=r.target.scenario_id if r.target else None,
                                target_tests=list(r.target.tests) if r.target else None,
-                               level=r.hint_level if r.target else None) for r in recs],
+                               level=r.hint_level if r.target else None,
+                               shown_tests=list(r.target.representatives)
+                               if r.target and r.target.representatives else None) for r in recs],
         ))
     errored += sum(1 for eid, e in ends.items() if e.status == "error" and eid not in turns)
     return out, errored, unfinished

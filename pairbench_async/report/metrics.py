@@ -62,6 +62,7 @@ METRIC_NAMES: Final = (
     "HCC",
     "RepairRate",
     "PreservationRate",
+    "HCCShown",
 )
 
 
@@ -90,6 +91,7 @@ class ModelMetrics(msgspec.Struct, frozen=True, kw_only=True):
     HCC: float | None = None
     RepairRate: float | None = None
     PreservationRate: float | None = None
+    HCCShown: float | None = None
     instances: int = 0
     initially_failing: int = 0
     fixed: int = 0
@@ -100,13 +102,18 @@ def aggregate(rows: Sequence[InstanceMetrics]) -> ModelMetrics:
 
     InitialFix and FinalFix average over all rows; every other metric over the
     initially failing rows that define it (TurnsToFix: those eventually fixed).
+    InitialFix is "fixed by the unhinted turn 0": rows whose turn 0 is the erroneous
+    program as given (FeedbackEval's protocols) have no such turn and are left out of
+    it (None when every row is such a row).
     """
     if not rows:
         return ModelMetrics()
     failing = [row for row in rows if not row.initially_fixed]
     n_fixed = sum(1 for row in rows if row.fixed)
+    unhinted = [row for row in rows if not row.given_start]
     return ModelMetrics(
-        InitialFix=sum(1 for row in rows if row.initially_fixed) / len(rows),
+        InitialFix=(sum(1 for row in unhinted if row.initially_fixed) / len(unhinted)
+                    if unhinted else None),
         TRS=_mean(row.TRS for row in failing),
         BRG=_mean(row.BRG for row in failing),
         BP=_mean(row.BP for row in failing),
@@ -120,6 +127,7 @@ def aggregate(rows: Sequence[InstanceMetrics]) -> ModelMetrics:
         HCC=_mean(row.HCC for row in failing),
         RepairRate=_mean(row.RepairRate for row in failing),
         PreservationRate=_mean(row.PreservationRate for row in failing),
+        HCCShown=_mean(row.HCCShown for row in failing),
         instances=len(rows),
         initially_failing=len(failing),
         fixed=n_fixed,
@@ -234,11 +242,18 @@ def cumulative_final_fix(
 
 def repair_at_k(trajectories: Iterable[Trajectory], k: int) -> float | None:
     """FeedbackEval's Repair@k: the share of episodes whose program passes every test after
-    at most ``k`` feedback rounds (None without episodes).
+    ``k`` feedback rounds (None without episodes).
 
-    Turn 0 is the unhinted attempt, so Repair@k counts the fixes at turns 0..k: the
-    ``k``-th entry of :func:`cumulative_final_fix`. ``--turns 1`` is FeedbackEval's
-    single-round setting, larger budgets its iterative one.
+    Seed 001 §6: "the LLMs were provided with the initial erroneous code and corresponding
+    feedback, after which they performed a repair iteration ... Repair@k ... measures the
+    pass rate of the code after k repair iterations". Turn t is the t-th feedback round
+    and an episode stops once every test passes (its program then stays), so "passes
+    after k rounds" is "fixed at some turn <= k": the ``k``-th entry of
+    :func:`cumulative_final_fix`. For FeedbackEval's protocols turn 0 is the erroneous
+    program itself (no model call), so this is exactly the paper's Repair@k; for a
+    protocol whose turn 0 is PAIR-BENCH's unhinted repair, that attempt precedes the k
+    rounds and its fixes count too (``docs/METRICS.md``). ``--turns 1`` is
+    FeedbackEval's single-round setting, ``--turns 3`` its iterative one.
     """
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")

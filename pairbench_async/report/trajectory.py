@@ -43,6 +43,9 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     target_id: str | None = None
     target_tests: list[str] | None = None
     level: int | None = None
+    #: the sampled representatives of G_t the hint was grounded in ("up to m representative
+    #: failing test cases"); None when not recorded. Only the second HCC reading uses it.
+    shown_tests: list[str] | None = None
 
     def __post_init__(self) -> None:
         if self.turn < 0:
@@ -53,6 +56,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
                 f"turn {self.turn}: target_id, target_tests and level go together or not at all"
             )
         if self.target_id is None:
+            if self.shown_tests is not None:
+                raise ValueError(f"turn {self.turn}: shown tests without a target")
             return
         if self.turn == 0:
             raise ValueError("turn 0 is the zero-hint repair and has no target")
@@ -60,6 +65,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             raise ValueError(f"turn {self.turn}: level must be in 1..{MAX_LEVEL}, got {self.level}")
         if not self.target_tests:
             raise ValueError(f"turn {self.turn}: a targeted scenario has at least one test")
+        if self.shown_tests is not None and not set(self.shown_tests) <= set(self.target_tests):
+            raise ValueError(f"turn {self.turn}: shown tests lie outside the targeted scenario")
 
 
 class Trajectory(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -79,6 +86,9 @@ class Trajectory(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     run: int = 0
     test_ids: list[str]
     turns: list[TurnOutcome]
+    #: turn 0 is the erroneous program as given, not an unhinted repair (FeedbackEval's
+    #: protocols): InitialFix is undefined for it, and Repair@k counts k feedback rounds
+    given_start: bool = False
 
     def __post_init__(self) -> None:
         where = f"trajectory {self.instance_id!r} ({self.model})"

@@ -35,6 +35,7 @@ __all__ = [
     "gap_closure",
     "hint_efficiency",
     "hinted_closed_coverage",
+    "hinted_closed_coverage_shown",
     "instance_metrics",
     "pass_rates",
     "pass_retention",
@@ -233,6 +234,28 @@ def hinted_closed_coverage(traj: Trajectory) -> float | None:
     return len(failing0 & hinted & _passed(traj, _tau(traj))) / len(failing0)
 
 
+def hinted_closed_coverage_shown(traj: Trajectory) -> float | None:
+    """HCC under its other reading: H = the tests the hints were grounded in.
+
+    Seed 000 §V-A.4 defines "H ... the set of failing tests selected for hints". The main
+    HCC reads "selected" as the selected scenarios G_t; "the sampled tests" are the up to
+    m representatives of G_t the feedback model was shown ("These sampled tests are used
+    only for hint generation", §IV-D.1). This reading gives
+    |F_0 ∩ (∪ shown_t) ∩ P_tau| / |F_0| ≤ HCC. ``None`` when F_0 is empty or no targeted
+    turn recorded its shown tests.
+    """
+    failing0 = _failing(traj, 0)
+    shown: set[str] = set()
+    recorded = False
+    for outcome in traj.turns[1:]:
+        if outcome.shown_tests is not None:
+            recorded = True
+            shown |= set(outcome.shown_tests)
+    if not failing0 or not recorded:
+        return None
+    return len(failing0 & shown & _passed(traj, _tau(traj))) / len(failing0)
+
+
 def _mean(values: Iterable[float | None]) -> float | None:
     """The mean of the defined values; ``None`` if there are none."""
     defined = [v for v in values if v is not None]
@@ -256,6 +279,8 @@ class InstanceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     tau: int
     initially_fixed: bool
     fixed: bool
+    #: turn 0 was the erroneous program as given (no unhinted repair: no InitialFix)
+    given_start: bool = False
     pass_rates: list[float]
     TRS: float | None = None
     BRG: float | None = None
@@ -267,6 +292,7 @@ class InstanceMetrics(msgspec.Struct, frozen=True, kw_only=True):
     HCC: float | None = None
     RepairRate: float | None = None
     PreservationRate: float | None = None
+    HCCShown: float | None = None
 
 
 def instance_metrics(traj: Trajectory) -> InstanceMetrics:
@@ -282,6 +308,7 @@ def instance_metrics(traj: Trajectory) -> InstanceMetrics:
         initially_fixed=first == 0,
         fixed=first is not None,
         pass_rates=pass_rates(traj),
+        given_start=traj.given_start,
     )
     if first == 0:
         return base
@@ -298,4 +325,5 @@ def instance_metrics(traj: Trajectory) -> InstanceMetrics:
         HCC=hinted_closed_coverage(traj),
         RepairRate=_mean(repair_rate(traj, t) for t in turns),
         PreservationRate=_mean(preservation_rate(traj, t) for t in turns),
+        HCCShown=hinted_closed_coverage_shown(traj),
     )

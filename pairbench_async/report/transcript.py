@@ -123,6 +123,8 @@ class TurnView(msgspec.Struct, frozen=True, kw_only=True):
     broken: list[str]
     broken_total: int
     protected: bool
+    #: turn 0 is the erroneous program as given (FeedbackEval's protocols), not a reply
+    given: bool = False
 
 
 class EpisodeTranscript(msgspec.Struct, frozen=True, kw_only=True):
@@ -320,7 +322,7 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
         failed_total=len(rec.failed), tests_as_turn=listed,
         fixed=_ids(fixed, limits.test_ids), fixed_total=len(fixed),
         broken=_ids(broken, limits.test_ids), broken_total=len(broken),
-        protected=rec.protected)
+        protected=rec.protected, given=rec.given)
     return view, cuts
 
 

@@ -164,6 +164,9 @@ def _turn(turn: TurnView) -> str:
     if turn.hint is not None:
         rows.append(("Hint" if level else "Feedback",
                      f'<blockquote class="hint">{_e(turn.hint)}</blockquote>'))
+    elif turn.turn == 0 and turn.given:
+        rows.append(("Hint", '<span class="m">none: turn 0 is the erroneous program as given '
+                             '(no model call); feedback starts at turn 1</span>'))
     elif turn.turn == 0:
         rows.append(("Hint", '<span class="m">none: turn 0 is the unhinted repair</span>'))
     if turn.attempts_total:

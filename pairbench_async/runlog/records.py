@@ -66,7 +66,8 @@ class TargetRecord(msgspec.Struct, frozen=True, omit_defaults=True):
 
 
 class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="kind", tag="turn"):
-    """One evaluated turn of one episode (turn 0 is the unhinted repair)."""
+    """One evaluated turn of one episode (turn 0 is the unhinted repair, or the
+    erroneous program as given for a protocol that starts from it: ``given``)."""
 
     run_id: str
     episode_id: str
@@ -91,6 +92,9 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="kin
     sandbox_ms: float = 0.0
     #: False when the protocol showed hidden tests to the candidate (``test``)
     protected: bool = True
+    #: turn 0 only: the program is the instance's erroneous program as given, not a
+    #: candidate's reply (FeedbackEval's protocols start from it; no model was called)
+    given: bool = False
     schema: int = SCHEMA_VERSION
 
 

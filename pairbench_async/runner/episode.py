@@ -1,7 +1,8 @@
 """One episode: an (instance, candidate, protocol, run) trajectory, turn by turn.
 
-Turn 0 is the unhinted repair; then every turn is the same loop, whatever the
-protocol: the protocol object (:data:`~..protocol.protocols.PROTOCOLS`) gives the
+Turn 0 is the unhinted repair (or, for FeedbackEval's protocols, the erroneous
+program as given, evaluated without a model call); then every turn is the same loop,
+whatever the protocol: the protocol object (:data:`~..protocol.protocols.PROTOCOLS`) gives the
 turn's feedback or says the episode stops (``pair``: Algorithm 1 picks a failure
 scenario and a level, the feedback model writes a hint from the level's evidence
 mask, the leakage validator accepts it or asks again; the baselines: their own
@@ -137,12 +138,16 @@ async def run_episode(
                                    changed=i == 0 or r.program != prior[i - 1].program)
                        for i, r in enumerate(prior) if r.turn > 0]
         else:
-            context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
-                                  target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
-            shown = await env.view(instance)
-            reply = await _call(candidate, apply_styles(initial_prompt(shown), env.styles, env.minimal_edit),
-                                env, context)
-            code = extract_code(reply.text)
+            given = protocol.starts_from_erroneous
+            if given:  # FeedbackEval: the first feedback is on the erroneous program itself
+                code, calls0 = instance.buggy, []
+            else:
+                context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
+                                      target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
+                shown = await env.view(instance)
+                reply = await _call(candidate, apply_styles(initial_prompt(shown), env.styles,
+                                                            env.minimal_edit), env, context)
+                code, calls0 = extract_code(reply.text), [_call_record("candidate", reply)]
             program = code if code is not None else instance.buggy
             results, ms = await env.evaluate(instance, program)
             state = protocol.start()
@@ -151,7 +156,7 @@ async def run_episode(
             await env.emit(TurnRecord(**base(
                 turn=0, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
                 verdicts=dict(Counter(r.verdict.value for r in results.values())),
-                code_found=code is not None, calls=[_call_record("candidate", reply)],
+                code_found=code is not None, calls=calls0, given=given,
                 policy=state if protocol.controlled else None, sandbox_ms=ms)))
             history = []
             turn_no = 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from pairbench_async.core.types import Completion, Instance, Message, Test, Usage
@@ -104,3 +105,50 @@ async def test_obfuscate_shows_only_a_one_sentence_summary_and_keeps_it_for_resu
     assert rec.seen and not any("SECRET-DETAIL" in s for s in rec.seen)
     assert any("Print the word and its length." in s for s in rec.seen)
     assert (tmp_path / "run" / "summaries.json").exists()
+
+
+class Rewriter(Recorder):
+    """A candidate that always answers with a different (still wrong) program."""
+
+    async def complete(self, messages: list[Message], **_: object) -> Completion:
+        self.seen.append(messages[-1].content)
+        return Completion(text="```python\nw = input()\nprint(w, len(w) + 2)\n```", model="rewriter",
+                          usage=Usage(1, 1))
+
+
+FEEDBACKEVAL = [name for name, p in PROTOCOLS.items() if p.starts_from_erroneous]
+
+
+def test_feedbackeval_protocols_are_exactly_the_papers_four() -> None:
+    assert sorted(FEEDBACKEVAL) == ["compiler", "human", "simple", "test"]
+
+
+@pytest.mark.parametrize("protocol", ["pair", "vanilla", "nohint", *FEEDBACKEVAL])
+async def test_feedbackeval_protocols_start_from_the_erroneous_program(tmp_path: Path, protocol: str) -> None:
+    # Seed 001 §6: "the LLMs were provided with the initial erroneous code and corresponding
+    # feedback, after which they performed a repair iteration". The candidate here rewrites
+    # the program on every call, so an unhinted turn 0 would move the first feedback off the
+    # original program: the recorded feedback (given for the original program) must still
+    # be the first thing the candidate is shown, and turn 0 must cost no model call.
+    recorded = {"human": "Check how the length is counted.", "compiler": ["1:0: W0000: recorded line"],
+                "simple": "Recorded: the code is wrong.", "test": "Recorded failing test."}
+    inst = msgspec.structs.replace(INSTANCE, feedback=recorded)
+    rec = Rewriter()
+    config = RunConfig(candidates=["rewriter"], feedback="rules", protocols=[protocol], turns=2)
+    async with Evaluator(config, models={"rewriter": rec}, trace_cache=TraceCache(tmp_path)) as ev:
+        turns = [r async for r in ev.run([inst]) if isinstance(r, TurnRecord)]
+    assert [t.turn for t in turns] == [0, 1, 2]
+    candidate_calls = [c for t in turns for c in t.calls if c.role == "candidate"]
+    if protocol in FEEDBACKEVAL:
+        assert turns[0].given and turns[0].calls == [] and turns[0].program == INSTANCE.buggy
+        assert len(candidate_calls) == 2 == len(rec.seen)  # one per feedback round, none at turn 0
+        first = rec.seen[0]  # the turn-1 prompt: the erroneous program with its own feedback
+        assert "print(w, len(w) + 1)" in first
+        text = recorded[protocol] if protocol != "compiler" else "1:0: W0000: recorded line"
+        assert turns[1].hint is not None and text in turns[1].hint.text and text in first
+        # turn 2's feedback is computed on the repaired program: the recording no longer applies
+        assert turns[2].hint is not None and text not in turns[2].hint.text
+    else:
+        assert not turns[0].given and [c.role for c in turns[0].calls] == ["candidate"]
+        assert len(candidate_calls) == 3 == len(rec.seen)
+        assert turns[0].program != INSTANCE.buggy  # the unhinted repair's program

@@ -42,6 +42,7 @@ from pairbench_async.report.trajectory_metrics import (
     gap_closure,
     hint_efficiency,
     hinted_closed_coverage,
+    hinted_closed_coverage_shown,
     instance_metrics,
     pass_rates,
     pass_retention,
@@ -652,3 +653,64 @@ def test_repair_at_k_by_hand() -> None:
     assert repair_at_k([], 1) is None
     with pytest.raises(ValueError):
         repair_at_k([X], -1)
+
+
+def _given(traj: Trajectory) -> Trajectory:
+    return msgspec.structs.replace(traj, given_start=True, protocol="simple")
+
+
+def test_repair_at_k_counts_feedback_rounds_from_the_erroneous_program() -> None:
+    # FeedbackEval protocols: turn 0 is the erroneous program as given (no model call),
+    # turn t the t-th repair iteration after feedback. Three episodes, T = {a, b}:
+    #   A: p = 0, 1/2, 1        -> first fix at round 2
+    #   B: p = 1/2, 1           -> first fix at round 1
+    #   C: p = 0, 0, 0, 1/2     -> never fixed in 3 rounds
+    a = _given(trajectory("ab", ("", None), ("a", None), ("ab", None), instance="A"))
+    b = _given(trajectory("ab", ("a", None), ("ab", None), instance="B"))
+    c = _given(trajectory("ab", ("", None), ("", None), ("", None), ("a", None), instance="C"))
+    # Repair@1 = |{B}| / 3 = 1/3; Repair@2 = |{A, B}| / 3 = 2/3; Repair@3 = 2/3
+    assert repair_at_k([a, b, c], 1) == pytest.approx(1 / 3)
+    assert repair_at_k([a, b, c], 2) == pytest.approx(2 / 3)
+    assert repair_at_k([a, b, c], 3) == pytest.approx(2 / 3)
+    # the given program is never a repair: Repair@0 = 0/3, and InitialFix ("fixed by the
+    # unhinted turn 0") is undefined when no episode had an unhinted turn 0
+    assert repair_at_k([a, b, c], 0) == 0.0
+    m = compute_metrics([a, b, c])
+    assert m.InitialFix is None
+    # FinalFix = 2/3 as before; TurnsToFix over the fixed = (2 + 1) / 2 = 1.5
+    assert m.FinalFix == pytest.approx(2 / 3) and m.TurnsToFix == pytest.approx(1.5)
+
+
+def test_initial_fix_leaves_out_episodes_that_start_from_the_given_program() -> None:
+    # V (unhinted, fixed at turn 0), Y (unhinted, p_0 = 1/3) and a given-start copy of V
+    # whose erroneous program already passes: InitialFix over the unhinted rows only =
+    # |{V}| / |{V, Y}| = 1/2 (mutation: counting the given row gives 2/3).
+    v_given = msgspec.structs.replace(_given(V), instance_id="V2", protocol=None)
+    m = compute_metrics([V, Y, v_given])
+    assert m.InitialFix == pytest.approx(1 / 2)
+    assert m.instances == 3 and m.FinalFix == pytest.approx(1.0)
+
+
+def test_hcc_shown_reads_h_as_the_sampled_representatives() -> None:
+    # T = {a,b,c,d,e}; P_0 = {} so F_0 = T (|F_0| = 5).
+    #   t=1  G_1 = {a,b,c}, shown {a}   P_1 = {a,b}
+    #   t=2  G_2 = {d},     shown {d}   P_2 = {a,b,d}   (tau = 2, P_tau = {a,b,d})
+    # HCC:      H  = {a,b,c,d}: |F_0 ∩ H ∩ P_tau| = |{a,b,d}| = 3 -> 3/5
+    # HCCShown: H' = {a,d}:     |F_0 ∩ H' ∩ P_tau| = |{a,d}| = 2 -> 2/5
+    t = Trajectory(instance_id="h", model="m", test_ids=list("abcde"), turns=[
+        TurnOutcome(turn=0, passed=frozenset()),
+        TurnOutcome(turn=1, passed=frozenset("ab"), target_id="s1", target_tests=list("abc"), level=1,
+                    shown_tests=["a"]),
+        TurnOutcome(turn=2, passed=frozenset("abd"), target_id="s2", target_tests=["d"], level=2,
+                    shown_tests=["d"]),
+    ])
+    assert hinted_closed_coverage(t) == pytest.approx(3 / 5)
+    assert hinted_closed_coverage_shown(t) == pytest.approx(2 / 5)
+    assert compute_metrics([t]).HCCShown == pytest.approx(2 / 5)
+    # without recorded representatives the second reading is undefined, not 0
+    assert hinted_closed_coverage_shown(X) is None and compute_metrics([X]).HCCShown is None
+    # shown tests must lie inside the targeted scenario, and need a target
+    with pytest.raises(ValueError, match="outside the targeted scenario"):
+        TurnOutcome(turn=1, passed=frozenset(), target_id="s", target_tests=["a"], level=1, shown_tests=["b"])
+    with pytest.raises(ValueError, match="without a target"):
+        TurnOutcome(turn=1, passed=frozenset(), shown_tests=["b"])

@@ -30,7 +30,10 @@ def test_each_style_changes_what_it_says() -> None:
     few = apply_styles(base, ["fewshot"])
     assert len(few) == len(base) + 2 and few[2].role == "assistant"
     assert '"""Square n."""' not in apply_styles(base, ["nodocstring"])[-1].content
-    assert "## Earlier turns" not in apply_styles(base, ["nocontext"])[-1].content
+    # nohistory (formerly misnamed nocontext) drops the earlier turns, and only them
+    no_history = apply_styles(base, ["nohistory"])[-1].content
+    assert "## Earlier turns" not in no_history and "## Current program" in no_history
+    assert apply_styles(base, ["nocontext"]) == base  # INST carries no project context
     assert "Reply with the complete" not in apply_styles(base, ["noguidelines"])[-1].content
     assert "smallest change" in apply_styles(base, [], minimal_edit=True)[-1].content
     everything = apply_styles(base, list(STYLES), minimal_edit=True)
@@ -40,3 +43,22 @@ def test_each_style_changes_what_it_says() -> None:
 def test_unknown_style_is_an_error() -> None:
     with pytest.raises(ConfigError, match="unknown prompt styles"):
         apply_styles(initial_prompt(INST), ["shouting"])
+
+
+def test_project_context_is_shown_and_nocontext_drops_only_it() -> None:
+    # FeedbackEval's prompt (Fig. 5) has an @@Context part: APIs, classes and variables
+    # defined outside the function. An instance that carries one shows it after the
+    # problem at every turn; the ablation "nocontext" removes exactly that section.
+    import msgspec
+
+    ctx = "apis: [b64decode, verify]\nclasses: [PKCS1_v1_5]"
+    inst = msgspec.structs.replace(INST, context=ctx)
+    for msgs in (initial_prompt(inst), turn_prompt(inst, inst.buggy, "h", [TurnSummary(turn=1, hint="h")])):
+        user = msgs[-1].content
+        assert user.index("## Problem") < user.index("## Context\n" + ctx) < user.index("## Program") \
+            if "## Program" in user else user.index("## Context") < user.index("## Current program")
+        dropped = apply_styles(msgs, ["nocontext"])[-1].content
+        assert "## Context" not in dropped and "PKCS1_v1_5" not in dropped
+        assert dropped == user.replace("## Context\n" + ctx + "\n\n", "")
+    # HumanEval-style instances have no context: no empty section appears
+    assert "## Context" not in initial_prompt(INST)[-1].content

@@ -30,6 +30,11 @@ key            source fields, first present wins            type
 Any other ``*_feedback`` field is kept too, under its name without the suffix
 (``llm_skilled_feedback`` -> ``llm_skilled``). The report counts erroneous programs
 as rows.
+
+Project context (``Instance.context``, FeedbackEval's "@@Context" and its ``nocontext``
+ablation) comes only with the CoderEval half, which needs CoderEval's own container and
+is not imported; HumanEval's rows have none, so ``--prompt-style nocontext`` changes
+nothing on them (a native ``jsonl`` dataset may carry a ``context`` field).
 """
 
 from __future__ import annotations
