@@ -4,7 +4,8 @@ Owns the command's flags and its files; the numbers and the rendering are
 :mod:`..report.leaderboard` (text, JSON) and :mod:`..report.html` (HTML, Markdown, figures).
 
 Outputs: stdout carries exactly one of ``--json``, ``--markdown`` without a file, or the
-plain-text leaderboard (then the token usage). ``--html OUT.html`` writes a self-contained
+plain-text leaderboard (then the token usage, repair precision and seed 002's test-case
+accuracy). ``--html OUT.html`` writes a self-contained
 page and the same figures as PNG files in ``OUT_files/`` beside it (handy for papers);
 ``--markdown OUT.md`` writes Markdown that links the PNGs in ``OUT_files/``. Files are
 replaced atomically, so a reader never sees half a report. ``--config FILE`` prices the
@@ -45,8 +46,13 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         '"episodes", "errored", '
                         '"unfinished", "tokens": [{model, protocol, role, called, calls, '
                         'prompt_tokens, completion_tokens, cost}], "cost_total", "unprotected": '
-                        '[protocols], "repair_at_k": {name: {k: value}}} (costs null when '
-                        'unpriced; cost_total sums the priced rows)')
+                        '[protocols], "repair_at_k": {name: {k: value}}, "test_case_accuracy": '
+                        '{"static": {model: {mean, se, n}}, "static_all", "protocols": {protocol: '
+                        '{"interactive": {model: {mean, se, n}}, "all_models", "static_rank", '
+                        '"interactive_rank", "footrule", "tau"}}, "word_caps": {protocol: {cap, hints, '
+                        'cut}}}} (costs null when unpriced; cost_total sums the priced rows; '
+                        'test_case_accuracy is seed 002\'s TCA: static = turn 0, interactive = the '
+                        'last program, footrule/tau between their model rankings)')
     p.add_argument("--config", metavar="FILE", default=None,
                    help="model config (TOML) whose prompt_price_per_million and "
                         "completion_price_per_million price the tokens (cost columns)")
@@ -177,8 +183,16 @@ async def report_command(args: argparse.Namespace) -> int:
     that cannot be read or has a bad price (the message names the file).
     """
     from ..models.specs import load_prices
+    from ..report.accuracy import talk_accuracy
     from ..report.cost import cost_summary, render_tokens_text, tokens_json
-    from ..report.leaderboard import leaderboard, leaderboard_json, render_text, repair_at_k_json
+    from ..report.layout import accuracy_section, section_text
+    from ..report.leaderboard import (
+        leaderboard,
+        leaderboard_json,
+        render_text,
+        repair_at_k_json,
+        unprotected_protocols,
+    )
     from ..runlog.store import read_manifest, read_records
 
     run_dir = Path(args.dir)
@@ -231,6 +245,8 @@ async def report_command(args: argparse.Namespace) -> int:
         data["unprotected"] = board.unprotected
         alpha = manifest.params.get("turns") if manifest is not None else None
         data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
+        data["test_case_accuracy"] = msgspec.to_builtins(
+            talk_accuracy(restrict(records), manifest.protocols if manifest else None))
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif md_text is not None:
         sys.stdout.write(md_text)
@@ -246,6 +262,9 @@ async def report_command(args: argparse.Namespace) -> int:
         precision = _precision(records, manifest)
         if precision:
             print("\n" + _precision_text(precision))
+        accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
+        if accuracy is not None:
+            print("\n" + section_text(accuracy_section(accuracy, unprotected_protocols(records))))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
     return 0

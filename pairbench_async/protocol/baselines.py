@@ -18,8 +18,8 @@ rounds. They differ in the feedback of turns 1..α:
                error: NOT hidden-test protected, and marked so in every record (FeedbackEval)
 ``human``      a feedback model's review paragraph, as a human reviewer would write (FeedbackEval)
 ``paragraph``  a simulated user who knows the reference explains the problem in a
-               paragraph (When Benchmarks Talk)
-``sentence``   the same in one sentence (When Benchmarks Talk)
+               paragraph of at most 100 words (When Benchmarks Talk)
+``sentence``   the same in one sentence of at most 50 words (When Benchmarks Talk)
 ``code``       a simulated user who knows the reference gives line-level corrections: it
                shows reference code, so it is NOT hidden-test protected (When Benchmarks Talk)
 ``rephrase``   the feedback model rephrases the problem statement to clarify what the
@@ -39,6 +39,8 @@ no verbatim hidden tests or reference lines ever reach the candidate.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import msgspec
 
@@ -48,6 +50,8 @@ from .feedback_prompt import render_evidence
 
 __all__ = [
     "SIMPLE_FEEDBACK",
+    "WORD_CAPS",
+    "cap_words",
     "code_corrections",
     "compiler_feedback",
     "critique_hint",
@@ -60,6 +64,12 @@ __all__ = [
 ]
 
 SIMPLE_FEEDBACK = "The code is wrong. Please fix it."
+
+#: When Benchmarks Talk's length limits of its natural-language feedback, in words: the
+#: Paragraph prompt says "Write one paragraph of feedback ... Do not write more than 100
+#: words" (its Fig. 9), the Sentence prompt "Write one sentence of feedback ... Do not write
+#: more than 50 words" (Fig. 10). The prompt says so and :func:`cap_words` enforces it.
+WORD_CAPS: Mapping[str, int] = MappingProxyType({"paragraph": 100, "sentence": 50})
 
 _SYSTEM = "You give feedback on programs. You never write code, pseudocode or patches."
 
@@ -74,15 +84,19 @@ _TASK = {
                 "ONE sentence, tell the programmer what the program gets wrong.",
     "rephrase": "You are the user who asked for this program. Rephrase your request (the problem "
                 "statement) so that the part the program gets wrong is stated more clearly.",
+    # seed 002's Code Feedback prompt (its Fig. 11) also says "Do not write more than 100
+    # words"; the prompt asks it, but a correction is never cut (a cut line would be wrong code)
     "code": "You are the user who asked for this program and you know the correct solution. Give "
             "line-level corrections: for each wrong line of the program, its line number and what "
-            "the line should be.",
+            "the line should be. Do not write more than 100 words.",
 }
 
 
 def feedback_messages(kind: str, evidence: Evidence) -> list[Message]:
     """The feedback model's prompt for a model-written baseline ``kind``."""
     task = _TASK[kind]
+    if kind in WORD_CAPS:  # the paper's own words (Figs. 9 and 10)
+        task += f" Do not write more than {WORD_CAPS[kind]} words."
     rules = ("Do not write code, pseudocode or an exact patch, and do not quote the test data or "
              "the correct solution. Reply with the feedback text only." if kind != "code" else
              "Reply with the corrections only.")
@@ -95,6 +109,20 @@ def first_sentence(text: str) -> str:
     text = " ".join(text.split())
     match = re.search(r"^(.+?[.!?])(\s|$)", text)
     return match.group(1) if match else text
+
+
+def cap_words(text: str, cap: int) -> tuple[str, int]:
+    """``text`` cut after its ``cap``-th word, and how many words were cut (0: none).
+
+    A word is a run of non-space characters, as a reader counts them; the kept words keep
+    their own spacing and the cut falls on a word boundary (trailing space dropped).
+    """
+    if cap < 1:
+        raise ValueError(f"a word cap is at least 1, got {cap}")
+    words = list(re.finditer(r"\S+", text))
+    if len(words) <= cap:
+        return text, 0
+    return text[: words[cap - 1].end()], len(words) - cap
 
 
 def test_feedback(test: Test, result: TestResult) -> str:

@@ -105,6 +105,9 @@ class HintOutcome(msgspec.Struct, frozen=True, kw_only=True):
     level: int
     attempts: tuple[HintAttempt, ...]
     fallback: bool = False
+    #: words of the feedback model's reply past the protocol's word cap, cut before the
+    #: candidate saw ``text`` (seed 002's paragraph and sentence caps; 0: nothing cut)
+    words_cut: int = 0
 
 
 def hidden_data(instance: Instance) -> HiddenData:

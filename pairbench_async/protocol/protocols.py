@@ -26,6 +26,8 @@ import msgspec
 from ..core.types import Instance, Message, TestResult
 from .baselines import (
     SIMPLE_FEEDBACK,
+    WORD_CAPS,
+    cap_words,
     code_corrections,
     compiler_feedback,
     critique_hint,
@@ -333,6 +335,8 @@ class ModelWritten(Protocol):
     validated = True
     #: the highest simulated level drawn per turn (uncontrolled informativeness)
     top_level: ClassVar[int] = 6
+    #: the most words the candidate gets (the rest is cut and counted); None: no cap
+    word_cap: ClassVar[int | None] = None
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return _draw(seed, turn, self.name, self.top_level)
@@ -351,13 +355,15 @@ class ModelWritten(Protocol):
             context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
                                   target_lines=[], evidence=evidence, attempt=len(attempts), seed=turn.seed,
                                   protocol=self.name, hidden=hidden)
-            text = self.shape(await io.ask_feedback(messages, context))
+            text, cut = self.shape(await io.ask_feedback(messages, context)), 0
+            if self.word_cap is not None:
+                text, cut = cap_words(text, self.word_cap)
             if not self.validated:
-                return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),))
+                return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
             attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=turn.program,
                                        hidden=hidden, failure=everyone.failure, policy=io.validation)
             if outcome is not None:
-                return msgspec.structs.replace(outcome, level=0)
+                return msgspec.structs.replace(outcome, level=0, words_cut=0 if outcome.fallback else cut)
             messages = retry_messages(messages, attempts[-1])
 
 
@@ -389,18 +395,22 @@ class Human(ModelWritten):
 
 
 class Paragraph(ModelWritten):
-    """A simulated user who knows the reference explains the problem in a paragraph."""
+    """A simulated user who knows the reference explains the problem in a paragraph of at
+    most 100 words (seed 002: "Do not write more than 100 words")."""
 
     name = "paragraph"
     source = "When Benchmarks Talk"
+    word_cap = WORD_CAPS["paragraph"]
 
 
 class Sentence(ModelWritten):
-    """The same in one sentence."""
+    """The same in one sentence of at most 50 words (seed 002: "Do not write more than 50
+    words")."""
 
     name = "sentence"
     source = "When Benchmarks Talk"
     top_level = 3
+    word_cap = WORD_CAPS["sentence"]
 
     def shape(self, text: str) -> str:
         return first_sentence(text)

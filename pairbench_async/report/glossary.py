@@ -23,7 +23,7 @@ class MetricInfo(msgspec.Struct, frozen=True, kw_only=True):
     meaning: str
     formula: str
     source: str
-    #: "%" (a rate shown in percent), "0..6" or "turns"
+    #: "%" (a rate shown in percent), "0..1" (a fraction), "0..6" or "turns"
     unit: str = "%"
 
 
@@ -63,6 +63,15 @@ METRICS: tuple[MetricInfo, ...] = (
                formula="1 − |P_{t-1} ∩ F_t| / |T|, per turn", source=f"{_PAIR}, Table V"),
     MetricInfo(name="Repair@k", better="higher", meaning="episodes fixed within k feedback rounds",
                formula="share of episodes with p_t = 1 for some t ≤ k", source="FeedbackEval (seed 001)"),
+    MetricInfo(name="TCA", better="higher",
+               meaning="test-case accuracy: the share of hidden tests passed (Static: turn 0; a protocol: "
+                       "its last program)",
+               formula="mean over episodes of p_0 (Static) or p_τ (interactive), with its standard error",
+               source="When Benchmarks Talk (seed 002), Tables 1 and 4-7", unit="0..1"),
+    MetricInfo(name="Footrule", better="lower",
+               meaning="how far a protocol's TCA ranking of the models is from the Static one",
+               formula="Σ_i |σ_Static(i) − σ_protocol(i)| / ⌊n²/2⌋ (0 = same ranking, 1 = reversed)",
+               source="When Benchmarks Talk (seed 002), Table 14", unit="0..1"),
 )
 _BY_NAME = {m.name: m for m in METRICS}
 

@@ -161,7 +161,8 @@ def _m(text: str) -> str:
 
 
 def markdown_table(table: Table) -> str:
-    """One table as GitHub Markdown; best cells in bold, worst in italics, text escaped."""
+    """One table as GitHub Markdown (its caption in italics above); best cells in bold,
+    worst in italics, text escaped."""
     def cell(c: Cell) -> str:
         text = _m(c.text) + (f" ({_m(c.sup)})" if c.sup else "")
         return f"**{text}**" if c.mark == "best" else f"_{text}_" if c.mark == "worst" else text
@@ -170,6 +171,8 @@ def markdown_table(table: Table) -> str:
              "|" + "|".join("---" if i < table.left else "---:"
                             for i in range(len(table.header))) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]
+    if table.caption:
+        lines = [f"*{_m(table.caption)}*", "", *lines]
     return "\n".join(lines)
 
 

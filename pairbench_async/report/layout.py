@@ -16,6 +16,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from .accuracy import Accuracy, TalkAccuracy
 from .cost import cost_summary, format_cost
 from .leaderboard import UNPROTECTED_NOTE
 from .metrics import ModelMetrics
@@ -27,11 +28,13 @@ __all__ = [
     "Cell",
     "Section",
     "Table",
+    "accuracy_section",
     "extremes",
     "fmt",
     "leaderboard_table",
     "model_order",
     "report_sections",
+    "section_text",
 ]
 
 Mark = Literal["", "best", "worst"]
@@ -292,6 +295,84 @@ def _agreement_table(report: Report) -> Table:
                          "Avg. τ", "Models"], rows=rows)
 
 
+def _tca(a: Accuracy | None) -> str:
+    """A TCA as seed 002 prints it: a fraction to three decimals, the standard error in
+    parentheses; '-' for a model the setting did not run."""
+    if a is None:
+        return "-"
+    return f"{a.mean:.3f}" + ("" if a.se is None else f" ({a.se:.3f})")
+
+
+def _accuracy_tables(acc: TalkAccuracy) -> list[Table]:
+    """Seed 002's Tables 4-7 (TCA per model and setting), Fig. 3 (each model's rank, Static
+    → interactive) and Table 14 (the normalised footrule of each setting against Static)."""
+    protocols = list(acc.protocols)
+    models = sorted({*acc.static, *(m for a in acc.protocols.values() for m in a.interactive)})
+    columns = {"Static": {m: a.mean for m, a in acc.static.items()},
+               **{p: {m: a.mean for m, a in acc.protocols[p].interactive.items()} for p in protocols}}
+    marks = {k: extremes(v) for k, v in columns.items()}
+    rows = [[Cell(m), Cell(_tca(acc.static.get(m)), marks["Static"].get(m, "")),
+             *(Cell(_tca(acc.protocols[p].interactive.get(m)), marks[p].get(m, "")) for p in protocols),
+             Cell(str(acc.static[m].n) if m in acc.static else "0")] for m in models]
+    rows.append([Cell("All models"), Cell(_tca(acc.static_all)),
+                 *(Cell(_tca(acc.protocols[p].all_models)) for p in protocols),
+                 Cell(str(acc.static_all.n) if acc.static_all else "0")])
+    tca = Table(header=["Model", "Static ↑", *(f"{p} ↑" for p in protocols), "Static episodes"], rows=rows,
+                caption="Test-case accuracy (standard error)")
+
+    def moved(p: str, m: str) -> Cell:
+        change = acc.protocols[p]
+        if m not in change.interactive_rank or m not in change.static_rank:
+            return Cell("-")
+        before, after = change.static_rank[m], change.interactive_rank[m]
+        return Cell(f"{before:g} → {after:g}", sup="" if before == after else f"{before - after:+g}")
+
+    ranks = Table(header=["Model", *(f"{p}: Static → interactive rank" for p in protocols)],
+                  rows=[[Cell(m), *(moved(p, m) for p in protocols)] for m in models],
+                  caption="Rank 1 = highest TCA (ties share their average rank); +k / -k: places gained or "
+                          "lost against Static")
+    footrules = Table(header=["Protocol", "Normalised footrule vs Static ↓", "Kendall τ-b vs Static ↑", "Models"],
+                      rows=[[Cell(p), Cell(_statistic(a.footrule)), Cell(_statistic(a.tau)),
+                             Cell(str(len(a.interactive)))] for p, a in acc.protocols.items()])
+    return [tca, ranks, footrules]
+
+
+def accuracy_section(acc: TalkAccuracy, unprotected: Sequence[str] = ()) -> Section:
+    """Seed 002's numbers: test-case accuracy static vs interactive, the ranking change, and
+    how often the word caps cut the feedback."""
+    notes = [f"{p}: {c.cut} of {c.hints} feedback texts were cut at seed 002's {c.cap}-word cap "
+             "(the words past it never reached the candidate)" for p, c in acc.word_caps.items()]
+    notes += [f"{p}: {UNPROTECTED_NOTE}" for p in acc.protocols if p in unprotected]
+    return Section(
+        id="test-case-accuracy", title="Test-case accuracy, static vs interactive (When Benchmarks Talk)",
+        intro="Test-case accuracy (seed 002's TCA): the share of hidden tests a program passes, averaged "
+              "over episodes, standard error in parentheses, as fractions like the paper. Static is turn 0, "
+              "the attempt before any feedback, pooled over every protocol's episodes (all share it); each "
+              "protocol is an interactive setting scored on its episode's last program (an episode stops at "
+              "all-pass or after α turns, as the paper's loop stops at a correct solution). The ranking "
+              "change is the normalised Spearman footrule between the Static ranking and each setting's, "
+              "over the models the setting ran (0 = the same ranking, 1 = reversed; the paper's Table 14), "
+              "beside Kendall's τ-b. With --obfuscate, turn 0 sees the one-sentence problem too, whereas "
+              "the paper's Static setting sees the full one.",
+        tables=_accuracy_tables(acc), notes=notes)
+
+
+def section_text(section: Section) -> str:
+    """A section as plain text for the terminal: title, tables with padded columns (a cell's
+    superscript in parentheses), notes; the intro is left to the HTML and Markdown."""
+    out = [section.title, "=" * len(section.title)]
+    for table in section.tables:
+        body = [[c.text + (f" ({c.sup})" if c.sup else "") for c in row] for row in table.rows]
+        widths = [max(len(r[i]) for r in [table.header, *body]) for i in range(len(table.header))]
+        lines = ["  ".join(c.ljust(w) if i < table.left else c.rjust(w)
+                           for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+                 for r in [table.header, *body]]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        out += ([table.caption] if table.caption else []) + lines + [""]
+    out += section.notes
+    return "\n".join(out).rstrip()
+
+
 def _cost_cells(prompt: float | None, completion: float | None, episodes: int | None,
                 sup: str = "") -> list[Cell]:
     """Prompt, completion and total cost (``sup`` on the total), and the cost per episode
@@ -469,6 +550,8 @@ def report_sections(report: Report) -> list[Section]:
                       "Turns to Fix ranked lower-first. Avg. τ is the mean Kendall τ-b over the "
                       "metrics where it is defined.",
                 tables=[_agreement_table(report)]))
+    if report.accuracy is not None:
+        sections.append(accuracy_section(report.accuracy, report.unprotected))
     sections.append(Section(
         id="repair-at-k", title="Repair@k (FeedbackEval)",
         intro="The share of episodes whose program passes every hidden test after k feedback "

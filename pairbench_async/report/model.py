@@ -1,11 +1,11 @@
 """The numbers of the visual report: a run's records turned into a :class:`Report`.
 
 Every number of Tables III-VI, Figs. 3-6, the per-protocol comparison, the protocols'
-ranking agreement and token usage, computed once; :mod:`.layout` lays them out and
-:mod:`.html` / :mod:`.figures` render them. Pure: records in, values out. Runs are
-pooled in Table III (each (run, instance) episode counts once); Tables V/VI exist only
-when some protocol has two or more runs; protocol agreement only with two protocols
-that share at least two models.
+ranking agreement, seed 002's test-case accuracy and token usage, computed once;
+:mod:`.layout` lays them out and :mod:`.html` / :mod:`.figures` render them. Pure:
+records in, values out. Runs are pooled in Table III (each (run, instance) episode
+counts once); Tables V/VI exist only when some protocol has two or more runs; protocol
+agreement only with two protocols that share at least two models.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import msgspec
 from ..core.errors import ConfigError
 from ..models.prices import PriceBook
 from ..runlog.records import EpisodeRecord, Record, RunManifest
+from .accuracy import TalkAccuracy, talk_accuracy
 from .cost import TokenRow, token_rows
 from .leaderboard import trajectories, unprotected_protocols
 from .metrics import (
@@ -87,6 +88,8 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     price_source: str = ""
     #: what a reader must know first (an unfinished run, models ranked on common instances)
     notice: str = ""
+    #: seed 002: test-case accuracy static vs interactive, the ranking change, word-cap cuts
+    accuracy: TalkAccuracy | None = None
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -216,4 +219,5 @@ def build_report(
                 if isinstance(r, EpisodeRecord) and r.status == "error"],
         price_source=prices.source if prices is not None else "",
         notice=notice,
+        accuracy=talk_accuracy(records, protocols),
     )

@@ -125,6 +125,8 @@ class TurnView(msgspec.Struct, frozen=True, kw_only=True):
     protected: bool
     #: turn 0 is the erroneous program as given (FeedbackEval's protocols), not a reply
     given: bool = False
+    #: words of the feedback past the protocol's word cap, cut before the candidate saw it
+    words_cut: int = 0
 
 
 class EpisodeTranscript(msgspec.Struct, frozen=True, kw_only=True):
@@ -310,6 +312,7 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
     view = TurnView(
         turn=rec.turn, hint=text, level=hint.level if hint is not None else None,
         fallback=hint.fallback if hint is not None else False, attempts_total=attempts_total,
+        words_cut=hint.words_cut if hint is not None else 0,
         rejected=rejected, rejected_omitted=rejected_total - len(rejected), target=target,
         code=kind, code_lines=shown, code_omitted=omitted,
         code_base=base_name if before is not None and kind != "program" else "",

@@ -156,6 +156,8 @@ def _turn(turn: TurnView) -> str:
     change = (f", fixed {turn.fixed_total}, broke {turn.broken_total}" if turn.turn > 0 else "")
     head = (f'<div class="turn-head">Turn {turn.turn} {badge}'
             + (' <span class="tag">fallback hint</span>' if turn.fallback else "")
+            + (f' <span class="tag">{turn.words_cut} words past the word cap cut</span>'
+               if turn.words_cut else "")
             + ("" if turn.protected else ' <span class="tag">not hidden-test protected</span>')
             + f' <span class="m">— pass rate {_pct(turn.pass_rate)}%{change}</span></div>')
     rows: list[tuple[str, str]] = []

@@ -49,6 +49,8 @@ class HintRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str
     attempts: list[HintAttempt] = []
     fallback: bool = False
+    #: words past the protocol's word cap cut from the feedback model's reply (0: none)
+    words_cut: int = 0
 
 
 class TargetRecord(msgspec.Struct, frozen=True, omit_defaults=True):

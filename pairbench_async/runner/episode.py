@@ -195,7 +195,7 @@ async def run_episode(
                 code_found=code is not None, target=target,
                 hint_level=decision.level if decision else None,
                 hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
-                                fallback=hint.fallback) if hint else None,
+                                fallback=hint.fallback, words_cut=hint.words_cut) if hint else None,
                 protected=protocol.protected,
                 calls=calls, policy=state if protocol.controlled else None, sandbox_ms=ms)))
             turn_no += 1

@@ -43,7 +43,7 @@ from tests.integration.sweeps import offline_sweep
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "agreement", "repair-at-k", "tokens")
+                "agreement", "test-case-accuracy", "repair-at-k", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
@@ -183,7 +183,8 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
-    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness")
+    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness",
+             "test_case_accuracy")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])
@@ -277,6 +278,39 @@ def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
             assert cell.text == f"{100 * (repair_at_k(mine, k) or 0.0):.1f}", (model, row[1].text, k)
     assert len(table.rows) == 4  # 2 models x 2 protocols
 
+
+
+async def test_test_case_accuracy_is_seed_002s_in_every_output(
+        run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The section, the text and --json all carry :func:`static_vs_interactive` of the run's
+    finished episodes: Static = p_0 pooled over protocols, interactive = p_tau per protocol."""
+    from pairbench_async.report.accuracy import static_vs_interactive
+    from pairbench_async.report.leaderboard import trajectories
+
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    trajs, _, _ = trajectories(records, with_protocol=True)
+    expected = static_vs_interactive(trajs, ["pair", "nohint"])
+    assert report.accuracy is not None and report.accuracy.static == expected.static
+    assert report.accuracy.protocols == expected.protocols and list(expected.protocols) == ["pair", "nohint"]
+    # recomputed from the records, outside the module: Static of sim:0.8 = mean p_0 of its
+    # 4 instances x 2 protocols x 2 runs = 16 episodes; pair's last pass rate per episode
+    ends = {r.episode_id: r for r in records if isinstance(r, TurnRecord)}
+    firsts = [r.pass_rate for r in records if isinstance(r, TurnRecord) and r.turn == 0 and r.model == "sim:0.8"]
+    assert len(firsts) == 16 and report.accuracy.static["sim:0.8"].mean == pytest.approx(sum(firsts) / 16)
+    last = [r.pass_rate for r in ends.values() if r.model == "sim:0.8" and r.protocol == "pair"]
+    assert report.accuracy.protocols["pair"].interactive["sim:0.8"].mean == pytest.approx(sum(last) / len(last))
+    md = render_markdown(report)
+    assert "## Test-case accuracy, static vs interactive (When Benchmarks Talk)" in md
+    assert "| Model | Static ↑ | pair ↑ | nohint ↑ | Static episodes |" in md
+    assert f"| {report.accuracy.protocols['pair'].footrule:.3f} |" in md.split("Normalised footrule")[1]
+
+    assert await report_command(_args(str(run_dir), "--json")) == 0
+    got = msgspec.json.decode(capsys.readouterr().out)["test_case_accuracy"]
+    assert got == msgspec.to_builtins(report.accuracy) and got["word_caps"] == {}
+    assert await report_command(_args(str(run_dir))) == 0
+    text = capsys.readouterr().out
+    assert "Test-case accuracy, static vs interactive" in text and "Static episodes" in text
 
 
 def test_best_and_worst_marks_on_a_hand_made_leaderboard() -> None:
