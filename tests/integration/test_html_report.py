@@ -43,7 +43,7 @@ from tests.integration.sweeps import offline_sweep
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "agreement", "repair-at-k", "tokens")
+                "agreement", "repair-at-k", "fixeval", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
@@ -183,7 +183,8 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
-    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness")
+    added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness",
+             "precision_note", "pass_at_k")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])
