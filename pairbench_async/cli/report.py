@@ -46,13 +46,21 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         '"episodes", "errored", '
                         '"unfinished", "tokens": [{model, protocol, role, called, calls, '
                         'prompt_tokens, completion_tokens, cost}], "cost_total", "unprotected": '
-                        '[protocols], "repair_at_k": {name: {k: value}}, "test_case_accuracy": '
-                        '{"static": {model: {mean, se, n}}, "static_all", "protocols": {protocol: '
-                        '{"interactive": {model: {mean, se, n}}, "all_models", "static_rank", '
-                        '"interactive_rank", "footrule", "tau"}}, "word_caps": {protocol: {cap, hints, '
-                        'cut}}}} (costs null when unpriced; cost_total sums the priced rows; '
-                        'test_case_accuracy is seed 002\'s TCA: static = turn 0, interactive = the '
-                        'last program, footrule/tau between their model rankings)')
+                        '[protocols], "repair_at_k": {name: {k: value}}, "precision": {name: '
+                        '{edit_precision, edit_recall, regeneration_rate, exact_match_rate, '
+                        'exact_match_code_rate (without comments), bleu, corpus_bleu, verdict_mix, '
+                        'verdict_mix_by_turn, codebleu: {codebleu, ngram_match, '
+                        'weighted_ngram_match, syntax_match, dataflow_match} or null}}, '
+                        '"precision_note": why precision or CodeBLEU is missing, or null, "pass_at_k": {name: '
+                        '{instances, samples, pass_at_k: {k: value}, tca_at_k, initial_pass_at_k, '
+                        'initial_tca_at_k}} (FixEval, over the runs; initial_* read turn 0), '
+                        '"test_case_accuracy": {"static": {model: {mean, se, n}}, "static_all", '
+                        '"protocols": {protocol: {"interactive": {model: {mean, se, n}}, "all_models", '
+                        '"static_rank", "interactive_rank", "footrule", "tau"}}, "word_caps": {protocol: '
+                        '{cap, hints, cut}}} (costs null when unpriced; cost_total sums the priced rows; '
+                        'precision only when the run\'s dataset reads back; test_case_accuracy is seed '
+                        '002\'s TCA: static = turn 0, interactive = the last program, footrule/tau '
+                        'between their model rankings)')
     p.add_argument("--config", metavar="FILE", default=None,
                    help="model config (TOML) whose prompt_price_per_million and "
                         "completion_price_per_million price the tokens (cost columns)")
@@ -108,9 +116,12 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
     records, _ = read_records(run_dir)
     manifest = read_manifest(run_dir)
     comp = completeness(records, manifest)
-    report = build_report(restrict(records), manifest, main_protocol=main,
+    kept = restrict(records)
+    precision, note = _precision(kept, manifest, with_protocol=True)
+    report = build_report(kept, manifest, main_protocol=main,
                           instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}",
-                          prices=prices, notice=comp.banner() or "")
+                          prices=prices, notice=comp.banner() or "", precision=precision,
+                          precision_note=note)
     written: list[str] = []
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
@@ -136,18 +147,29 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
     return (render_markdown(report) if md_stdout else None), written
 
 
-def _precision(records: list[Any], manifest: RunManifest | None) -> dict[str, Any] | None:
-    """Repair-precision per model (PDB/FixEval), when the run's dataset can be read back."""
+def _precision(records: list[Any], manifest: RunManifest | None,
+               with_protocol: bool | None = None) -> tuple[dict[str, Any] | None, str]:
+    """Repair precision, exact match, BLEU and CodeBLEU per model (PDB/FixEval), when the
+    run's dataset can be read back (else None); and what is missing, "" if nothing.
+
+    CodeBLEU needs the optional codebleu package: without it the summaries have no
+    CodeBLEU and the note says how to install it.
+    """
     from ..core.errors import PairbenchError
     from ..datasets.files import load_dataset
+    from ..report.codebleu_package import codebleu_problem, corpus_codebleu
     from ..report.precision import precision_by_model
 
+    problem = codebleu_problem()
     try:
         instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
                                                    skip_invalid=True).instances}
-        return dict(precision_by_model(records, instances))
-    except PairbenchError:  # the dataset moved or changed: leaderboard only
-        return None
+        return dict(precision_by_model(records, instances, with_protocol=with_protocol,
+                                       codebleu=corpus_codebleu if problem is None else None)), \
+            problem or ""
+    except PairbenchError as exc:  # the dataset moved or changed: leaderboard only
+        return None, (f"no repair precision, exact match, BLEU or CodeBLEU: the run's dataset "
+                      f"cannot be read back ({exc})")
 
 
 def _token_rows(records: list[Any], manifest: RunManifest | None,
@@ -159,19 +181,53 @@ def _token_rows(records: list[Any], manifest: RunManifest | None,
                       feedback=manifest.feedback if manifest else None)
 
 
-def _precision_text(summaries: dict[str, Any]) -> str:
-    def pct(v: float | None) -> str:
-        return "-" if v is None else f"{100 * v:.1f}"
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}"
 
-    header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch", "BLEU", "CE"]
-    rows = [[name, pct(s.edit_precision), pct(s.edit_recall), pct(s.regeneration_rate),
-             pct(s.exact_match_rate), f"{100 * s.bleu:.1f}", pct(s.verdict_mix.get("CE"))]
-            for name, s in sorted(summaries.items())]
+
+def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
+    header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch",
+              "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE"]
+    rows = []
+    for name, s in sorted(summaries.items()):
+        cb = s.codebleu
+        rows.append([name, _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
+                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
+                     *(["-"] * 3 if cb is None else
+                       [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
+                     _pct(s.verdict_mix.get("CE"))])
+    lines = _columns(header, rows)
     lines.append("repair precision (PDB/FixEval), in %: edits vs the reference's edit of the buggy "
-                 "program (turns >= 1), exact match and BLEU of the final program, CE share")
+                 "program (turns >= 1); exact match (with, then without comments), BLEU and "
+                 "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
+                 "program; CE share")
+    if note:
+        lines.append(note)
+    return "\n".join(lines)
+
+
+def _pass_at_k_text(summaries: dict[str, Any]) -> str:
+    """FixEval's pass@k and TCA@k per model, final programs then turn 0's, k = 1..n."""
+    n = max((s.samples for s in summaries.values()), default=1)
+    ks = range(1, n + 1)
+    header = ["Model", "Program", *(f"pass@{k}" for k in ks), *(f"TCA@{k}" for k in ks), "n"]
+    rows = []
+    for name, s in sorted(summaries.items()):
+        for program, passes, tcas in (("final", s.pass_at_k, s.tca_at_k),
+                                      ("turn 0", s.initial_pass_at_k, s.initial_tca_at_k)):
+            rows.append([name, program, *(_pct(passes.get(k)) for k in ks),
+                         *(_pct(tcas.get(k)) for k in ks), str(s.samples)])
+    lines = _columns(header, rows)
+    lines.append("FixEval over the runs, in %: pass@k = 1 - C(n-c,k)/C(n,k) (c of n runs pass "
+                 "every hidden test), TCA@k = mean share of hidden tests passed by runs 1..k; "
+                 "final = each run's last program, turn 0 = its unhinted repair")
     return "\n".join(lines)
 
 
@@ -191,8 +247,10 @@ async def report_command(args: argparse.Namespace) -> int:
         leaderboard_json,
         render_text,
         repair_at_k_json,
+        trajectories,
         unprotected_protocols,
     )
+    from ..report.pass_at_k import pass_at_k_by_model
     from ..runlog.store import read_manifest, read_records
 
     run_dir = Path(args.dir)
@@ -236,9 +294,12 @@ async def report_command(args: argparse.Namespace) -> int:
                                  "complete": comp.complete, "common_instances": comp.common,
                                  "instances": comp.instances, "notice": comp.banner()},
                 **leaderboard_json(board)}
-        precision = _precision(records, manifest)
+        precision, note = _precision(records, manifest)
         if precision is not None:
             data["precision"] = msgspec.to_builtins(precision)
+        data["precision_note"] = note or None
+        data["pass_at_k"] = msgspec.to_builtins(
+            pass_at_k_by_model(trajectories(restrict(records))[0]))
         tokens = _token_rows(records, manifest, prices)
         data["tokens"] = tokens_json(tokens)
         data["cost_total"] = cost_summary(tokens).total
@@ -259,9 +320,14 @@ async def report_command(args: argparse.Namespace) -> int:
         tokens = _token_rows(records, manifest, prices)
         if tokens:
             print("\n" + render_tokens_text(tokens))
-        precision = _precision(records, manifest)
+        precision, note = _precision(records, manifest)
         if precision:
-            print("\n" + _precision_text(precision))
+            print("\n" + _precision_text(precision, note))
+        elif note:
+            print("\n" + note)
+        samples = pass_at_k_by_model(trajectories(restrict(records))[0])
+        if samples:
+            print("\n" + _pass_at_k_text(samples))
         accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
         if accuracy is not None:
             print("\n" + section_text(accuracy_section(accuracy, unprotected_protocols(records))))

@@ -2,8 +2,9 @@
 
 Owns the trajectory data model (:mod:`.trajectory`), the per-turn and per-instance
 metrics (:mod:`.trajectory_metrics`) and their per-model aggregation (:mod:`.metrics`),
-ranking (:mod:`.ranking`), edit precision and BLEU (:mod:`.precision`, :mod:`.edits`,
-:mod:`.verdicts`, :mod:`.bleu`), the leaderboard (:mod:`.leaderboard`), token costs
+ranking (:mod:`.ranking`), edit precision, BLEU and CodeBLEU (:mod:`.precision`,
+:mod:`.edits`, :mod:`.verdicts`, :mod:`.bleu`, :mod:`.codebleu`, :mod:`.codebleu_package`),
+FixEval's pass@k and TCA@k (:mod:`.pass_at_k`), the leaderboard (:mod:`.leaderboard`), token costs
 (:mod:`.cost`), what each metric means (:mod:`.glossary`), tidy export tables
 (:mod:`.tables`), the rendered report (:mod:`.model`, :mod:`.layout`,
 :mod:`.figures`, :mod:`.html`) and its per-episode transcripts (:mod:`.transcript`,

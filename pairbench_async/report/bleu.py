@@ -2,7 +2,9 @@
 
 :func:`code_tokens` splits Python source into the tokens FixEval compares (comments
 kept, indentation as INDENT/DEDENT, a regex fallback for source ``tokenize`` rejects);
-:func:`exact_match`, :func:`bleu` and :func:`corpus_bleu` compare token sequences.
+:func:`code_only_tokens` drops comments and docstrings from them, as FixEval's Python
+processor does; :func:`exact_match`, :func:`exact_match_code`, :func:`bleu` and
+:func:`corpus_bleu` compare token sequences.
 BLEU's sufficient statistics (:data:`BleuStats`) are exposed so that a caller scoring
 many programs can compute each pair's once and sum them (:func:`bleu_from_stats`).
 Pure: no I/O, no clock, no randomness.
@@ -25,9 +27,11 @@ __all__ = [
     "BleuStats",
     "bleu",
     "bleu_from_stats",
+    "code_only_tokens",
     "code_tokens",
     "corpus_bleu",
     "exact_match",
+    "exact_match_code",
     "pair_stats",
 ]
 
@@ -113,6 +117,54 @@ def code_tokens(source: str) -> list[str]:
         return _python_tokens(source)
     except (tokenize.TokenError, SyntaxError, ValueError):
         return _regex_tokens(source)
+
+
+def _is_comment(token: str) -> bool:
+    return token.startswith("#")
+
+
+def _is_string(token: str) -> bool:
+    """A string literal token (any prefix: r, b, f, u and their pairs; any quotes)."""
+    return re.fullmatch(r"[A-Za-z]{0,2}(?:'|\")[\s\S]*", token) is not None
+
+
+def code_only_tokens(source: str) -> list[str]:
+    """:func:`code_tokens` without comments and docstrings: what FixEval's exact match compares.
+
+    FixEval (seed 004, Section III-A) tokenizes Python with "the tokenize module" through
+    TransCoder's processor, whose ``tokenize_python(s, keep_comments=False)`` drops every
+    comment and every docstring, a string literal standing alone on its logical line,
+    together with that line's end. We drop the same: every comment token, and every
+    string token that is a whole logical line (preceded by a line start, INDENT or
+    DEDENT, followed by NEW_LINE) with its NEW_LINE. A block left with nothing in it (an
+    INDENT directly followed by its DEDENT, e.g. a function whose body was only a
+    docstring) loses both, as TransCoder's processor removes such an empty block.
+    """
+    kept = [token for token in code_tokens(source) if not _is_comment(token)]
+    out: list[str] = []
+    i = 0
+    while i < len(kept):
+        token = kept[i]
+        at_line_start = not out or out[-1] in (_NEW_LINE, _INDENT, _DEDENT)
+        if (at_line_start and _is_string(token) and i + 1 < len(kept)
+                and kept[i + 1] == _NEW_LINE):
+            i += 2
+            continue
+        if token == _DEDENT and out and out[-1] == _INDENT:
+            out.pop()
+        else:
+            out.append(token)
+        i += 1
+    return out
+
+
+def exact_match_code(candidate: str, reference: str) -> bool:
+    """FixEval's exact match without comments: equal :func:`code_only_tokens`.
+
+    Whitespace is normalised as in :func:`exact_match`, and comments and docstrings are
+    ignored; names, literals and the indentation structure are compared.
+    """
+    return code_only_tokens(candidate) == code_only_tokens(reference)
 
 
 def exact_match(candidate: str, reference: str) -> bool:

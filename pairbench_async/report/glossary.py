@@ -72,6 +72,24 @@ METRICS: tuple[MetricInfo, ...] = (
                meaning="how far a protocol's TCA ranking of the models is from the Static one",
                formula="Σ_i |σ_Static(i) − σ_protocol(i)| / ⌊n²/2⌋ (0 = same ranking, 1 = reversed)",
                source="When Benchmarks Talk (seed 002), Table 14", unit="0..1"),
+    MetricInfo(name="pass@k", better="higher",
+               meaning="chance that one of k runs' programs passes every hidden test (unbiased)",
+               formula="mean over instances of 1 − C(n−c, k) / C(n, k), c of n runs passing",
+               source="FixEval (seed 004), Eq. (1)"),
+    MetricInfo(name="TCA@k", better="higher",
+               meaning="Test Case Average: share of hidden tests passed by the first k runs' programs",
+               formula="mean over instances of (1/k) Σ_{i=1..k} |P^i| / |T|",
+               source="FixEval (seed 004), Eq. (2)"),
+    MetricInfo(name="ExactMatch", better="higher",
+               meaning="final program equals the reference token for token (whitespace normalised; "
+                       "also reported without comments and docstrings)",
+               formula="share of episodes with tokens(final) = tokens(reference)",
+               source="FixEval (seed 004), Table III"),
+    MetricInfo(name="CodeBLEU", better="higher",
+               meaning="n-gram, keyword-weighted n-gram, AST subtree (SM) and data-flow (DM) match "
+                       "of the final programs (codebleu extra)",
+               formula="(BLEU + BLEU_weighted + SM + DM) / 4, corpus-level per model",
+               source="FixEval (seed 004), Table III; Ren et al. 2020"),
 )
 _BY_NAME = {m.name: m for m in METRICS}
 

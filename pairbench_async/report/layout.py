@@ -19,7 +19,7 @@ import msgspec
 from .accuracy import Accuracy, TalkAccuracy
 from .cost import cost_summary, format_cost
 from .leaderboard import UNPROTECTED_NOTE
-from .metrics import ModelMetrics
+from .metrics import ModelMetrics, group_key
 from .model import Report
 from .ranking import HIGHER_IS_BETTER, TABLE_IV_METRICS, TABLE_V_METRICS
 
@@ -284,6 +284,97 @@ def _repair_at_k_table(report: Report) -> Table:
             first = False
     return Table(header=["Model", "Protocol", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
                  left=2)
+
+
+#: FixEval reports pass@k and TCA@k at k = 1, 3, 5, 10; with three runs we show k = 1, 2, 3.
+_SAMPLE_KS: Final = (1, 2, 3, 5, 10)
+
+
+def _sample_ks(n: int) -> list[int]:
+    """The k shown for n samples: 1, 2, 3, 5, 10 up to n, and n itself."""
+    return sorted({k for k in (*_SAMPLE_KS, n) if 1 <= k <= n})
+
+
+def _pct(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{100 * value:.{digits}f}"
+
+
+def _model_protocols(report: Report) -> list[tuple[str, str]]:
+    """(model, protocol) of every group, models in name order, protocols in report order."""
+    models = sorted({m for v in report.views.values() for m in v.models})
+    return [(m, p) for m in models for p in report.protocols if m in report.views[p].models]
+
+
+def _match_table(report: Report) -> Table:
+    """FixEval's Table III on the final programs: EM (with and without comments), BLEU,
+    CodeBLEU and its parts, per model and protocol."""
+    rows = []
+    last = ""
+    for model, p in _model_protocols(report):
+        s = report.precision.get(group_key(model, p))
+        if s is None:
+            continue
+        cb = s.codebleu
+        parts = ([None] * 5 if cb is None else
+                 [cb.codebleu, cb.ngram_match, cb.weighted_ngram_match, cb.syntax_match,
+                  cb.dataflow_match])
+        rows.append([Cell(model if model != last else ""), Cell(p),
+                     Cell(_pct(s.exact_match_rate)), Cell(_pct(s.exact_match_code_rate)),
+                     Cell(_pct(s.corpus_bleu)), *(Cell(_pct(v)) for v in parts),
+                     Cell(str(s.episodes))])
+        last = model
+    return Table(header=["Model", "Protocol", "EM (%) ↑", "EM w/o comments (%) ↑",
+                         "Corpus BLEU (%) ↑", "CodeBLEU (%) ↑", "n-gram (%)", "weighted n-gram (%)", "SM (%)",
+                         "DM (%)", "Episodes"], rows=rows, left=2)
+
+
+def _execution_table(report: Report) -> Table:
+    """FixEval's Table IV: pass@k and TCA@k over the runs, final and turn 0 programs."""
+    groups = [(m, p, report.views[p].pass_at_k[m]) for m, p in _model_protocols(report)
+              if m in report.views[p].pass_at_k]
+    ks = _sample_ks(max((g.samples for _, _, g in groups), default=1))
+
+    def values(series: dict[int, float]) -> list[Cell]:
+        return [Cell(_pct(series.get(k))) for k in ks]
+
+    rows = []
+    last = ""
+    for model, p, g in groups:
+        for program, passes, tcas in (("final", g.pass_at_k, g.tca_at_k),
+                                      ("turn 0", g.initial_pass_at_k, g.initial_tca_at_k)):
+            rows.append([Cell(model if model != last else ""), Cell(p if program == "final" else ""),
+                         Cell(program), *values(passes), *values(tcas), Cell(str(g.instances)),
+                         Cell(str(g.samples))])
+            last = model
+    return Table(header=["Model", "Protocol", "Program", *(f"pass@{k} (%) ↑" for k in ks),
+                         *(f"TCA@{k} (%) ↑" for k in ks), "Instances", "Runs (n)"],
+                 rows=rows, left=3)
+
+
+def _fixeval_section(report: Report) -> Section:
+    """FixEval's match-based (Table III) and execution-based (Table IV) metrics."""
+    notes = [report.precision_note] if report.precision_note else []
+    n = min((g.samples for v in report.views.values() for g in v.pass_at_k.values()),
+            default=1)
+    if n == 1:
+        notes.append("One run per instance: pass@1 is the share of episodes fixed and TCA@1 the "
+                     "mean share of hidden tests the final program passes; --runs N gives n = N "
+                     "samples.")
+    tables = [_execution_table(report)]
+    if report.precision:
+        tables.insert(0, _match_table(report))
+    return Section(
+        id="fixeval", title="FixEval: match-based and execution-based metrics",
+        intro="Match-based (FixEval Table III), on each episode's final program against the "
+              "reference: exact match of the code tokens (whitespace normalised) with and "
+              "without comments and docstrings, corpus BLEU-4, and CodeBLEU = (n-gram + "
+              "weighted n-gram + syntax match SM + dataflow match DM) / 4. Execution-based "
+              "(FixEval Table IV): each run is one sample of an (instance, model, protocol); "
+              "pass@k = 1 − C(n−c, k)/C(n, k) with c of the n runs passing every hidden test, "
+              "TCA@k the mean share of hidden tests passed by the first k runs, both averaged "
+              "over instances; 'final' samples each run's last program, 'turn 0' its unhinted "
+              "repair (the static view).",
+        tables=tables, notes=notes)
 
 
 def _agreement_table(report: Report) -> Table:
@@ -561,5 +652,6 @@ def report_sections(report: Report) -> list[Section]:
               "the k rounds and counts. --turns 1 is FeedbackEval's single-round setting, "
               "--turns 3 its iterative one.",
         tables=[_repair_at_k_table(report)]))
+    sections.append(_fixeval_section(report))
     sections.append(_token_section(report))
     return sections

@@ -1,16 +1,17 @@
 """The numbers of the visual report: a run's records turned into a :class:`Report`.
 
 Every number of Tables III-VI, Figs. 3-6, the per-protocol comparison, the protocols'
-ranking agreement, seed 002's test-case accuracy and token usage, computed once;
-:mod:`.layout` lays them out and :mod:`.html` / :mod:`.figures` render them. Pure:
-records in, values out. Runs are pooled in Table III (each (run, instance) episode
-counts once); Tables V/VI exist only when some protocol has two or more runs; protocol
-agreement only with two protocols that share at least two models.
+ranking agreement, seed 002's test-case accuracy, FixEval's pass@k / TCA@k (and, when
+the caller scored them against the dataset, its match-based metrics) and token usage,
+computed once; :mod:`.layout` lays them out and :mod:`.html` / :mod:`.figures` render
+them. Pure: records in, values out. Runs are pooled in Table III (each (run, instance)
+episode counts once); Tables V/VI exist only when some protocol has two or more runs;
+protocol agreement only with two protocols that share at least two models.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -27,6 +28,8 @@ from .metrics import (
     compute_metrics,
     cumulative_final_fix,
 )
+from .pass_at_k import PassAtK, summarise_samples
+from .precision import PrecisionSummary
 from .ranking import (
     TABLE_V_METRICS,
     MeanStd,
@@ -54,6 +57,8 @@ class ProtocolView(msgspec.Struct, frozen=True, kw_only=True):
     runs: dict[int, dict[str, ModelMetrics]]
     closure: dict[str, ClosureDistribution]
     cumulative: dict[str, list[float]]
+    #: FixEval's pass@k and TCA@k over the runs (final and turn 0 programs)
+    pass_at_k: dict[str, PassAtK] = {}
 
 
 class Report(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,6 +95,11 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     notice: str = ""
     #: seed 002: test-case accuracy static vs interactive, the ranking change, word-cap cuts
     accuracy: TalkAccuracy | None = None
+    #: repair precision, exact match, BLEU and CodeBLEU per ``model|protocol``
+    #: (:func:`.precision.precision_by_model` with the protocol); empty without the dataset
+    precision: dict[str, PrecisionSummary] = {}
+    #: why precision or CodeBLEU is missing (no dataset, no codebleu package), "" if nothing is
+    precision_note: str = ""
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -120,6 +130,8 @@ def _view(protocol: str, trajs: list[Trajectory], alpha: int | None) -> Protocol
               for r in sorted(runs)},
         closure={m: closure_distribution(items) for m, items in groups.items()},
         cumulative={m: cumulative_final_fix(items, horizon) for m, items in groups.items()},
+        pass_at_k={m: p for m, items in groups.items()
+                   if (p := summarise_samples(items)) is not None},
     )
 
 
@@ -165,6 +177,8 @@ def build_report(
     title: str = "PAIR-BENCH report",
     prices: PriceBook | None = None,
     notice: str = "",
+    precision: Mapping[str, PrecisionSummary] | None = None,
+    precision_note: str = "",
 ) -> Report:
     """All numbers of the report from a run's records.
 
@@ -172,7 +186,8 @@ def build_report(
     when present, else the first); ``instances`` picks Fig. 5's instances (default: the
     ``fig5_count`` instances on which the models' final pass rates differ most);
     ``prices`` adds cost columns to the token table (feedback calls are priced as the
-    manifest's feedback spec).
+    manifest's feedback spec); ``precision`` (keyed ``model|protocol``) and
+    ``precision_note`` carry what needs the dataset, scored by the caller.
     :class:`ConfigError` when there is no finished episode or a choice is unknown.
     """
     trajs, errored, unfinished = trajectories(records, with_protocol=True)
@@ -220,4 +235,6 @@ def build_report(
         price_source=prices.source if prices is not None else "",
         notice=notice,
         accuracy=talk_accuracy(records, protocols),
+        precision=dict(precision or {}),
+        precision_note=precision_note,
     )

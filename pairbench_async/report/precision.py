@@ -2,10 +2,13 @@
 
 This module owns the scoring of seed 003 (PDB: edit-level precision and recall,
 regeneration versus precise debugging) and seed 004 (FixEval: verdict mix with CE, exact
-match, BLEU), as DESIGN.md section 4 asks for them beside the execution metrics;
+match with and without comments, BLEU, CodeBLEU), as DESIGN.md section 4 asks for them
+beside the execution metrics;
 ``docs/PRECISION.md`` states every definition and edge case in words. The measures
 themselves are defined beside it: line edits in :mod:`.edits`, the verdict mix in
-:mod:`.verdicts`, code tokens, exact match and BLEU in :mod:`.bleu` (re-exported here).
+:mod:`.verdicts`, code tokens, exact match and BLEU in :mod:`.bleu` (re-exported here), CodeBLEU's arithmetic in
+:mod:`.codebleu` (its parts come from a scorer the caller passes in, normally
+:func:`.codebleu_package.corpus_codebleu`, so that this module stays pure).
 This module applies them to records:
 
 * :func:`turn_precision` scores one :class:`~..runlog.records.TurnRecord` against its
@@ -20,7 +23,7 @@ every average; sums use :func:`math.fsum`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -32,11 +35,14 @@ from .bleu import (
     BleuStats,
     bleu,
     bleu_from_stats,
+    code_only_tokens,
     code_tokens,
     corpus_bleu,
     exact_match,
+    exact_match_code,
     pair_stats,
 )
+from .codebleu import CodeBleu
 from .edits import (
     EditSet,
     _check_threshold,
@@ -51,12 +57,14 @@ from .verdicts import VERDICT_KEYS, _mix, compiles
 
 __all__ = [
     "BLEU_ORDER",
+    "CodeBleuScorer",
     "PrecisionSummary",
     "TurnPrecision",
     "bleu",
     "code_tokens",
     "corpus_bleu",
     "exact_match",
+    "exact_match_code",
     "precision_by_model",
     "turn_precision",
 ]
@@ -82,6 +90,8 @@ class TurnPrecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     changed_share: float | None
     regenerated: bool
     exact_match: bool
+    #: exact match without comments and docstrings (:func:`~.bleu.exact_match_code`)
+    exact_match_code: bool
     bleu: float
     compiles: bool
     #: :func:`~.verdicts.verdict_mix` of the turn
@@ -93,11 +103,13 @@ class _Reference(msgspec.Struct, frozen=True):
 
     edit: EditSet
     tokens: list[str]
+    code_only: list[str]
 
 
 def _reference(instance: Instance) -> _Reference:
     return _Reference(
-        changed_lines(instance.buggy, instance.reference), code_tokens(instance.reference)
+        changed_lines(instance.buggy, instance.reference), code_tokens(instance.reference),
+        code_only_tokens(instance.reference),
     )
 
 
@@ -109,6 +121,7 @@ class _ProgramScore(msgspec.Struct, frozen=True):
     changed_share: float | None
     regenerated: bool
     exact_match: bool
+    exact_match_code: bool
     compiles: bool
     stats: BleuStats
 
@@ -123,6 +136,7 @@ def _program_score(program: str, instance: Instance, reference: _Reference, tole
         changed_share=edit.changed_share,
         regenerated=_is_regenerated(edit, threshold),
         exact_match=tokens == reference.tokens,
+        exact_match_code=code_only_tokens(program) == reference.code_only,
         compiles=compiles(program),
         stats=pair_stats(tokens, reference.tokens),
     )
@@ -152,6 +166,7 @@ def _score(
         changed_share=done.changed_share,
         regenerated=done.regenerated,
         exact_match=done.exact_match,
+        exact_match_code=done.exact_match_code,
         bleu=bleu_from_stats([done.stats]),
         compiles=done.compiles,
         verdicts=_mix(record.verdicts, done.compiles),
@@ -179,7 +194,8 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 
     Turn-level values (edit precision and recall, regeneration, the overall verdict mix)
     are averaged over turns >= 1 within each episode, then across episodes, like the
-    PAIR-BENCH turn metrics. Exact match and BLEU read each episode's final program.
+    PAIR-BENCH turn metrics. Exact match, BLEU and CodeBLEU read each episode's final
+    program.
     """
 
     #: finished episodes of the group
@@ -190,6 +206,8 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     edit_recall: float | None
     regeneration_rate: float | None
     exact_match_rate: float
+    #: exact match without comments and docstrings, FixEval's processing
+    exact_match_code_rate: float
     #: mean sentence-level BLEU of the final programs
     bleu: float
     #: corpus-level BLEU of the final programs (FixEval's aggregate)
@@ -198,6 +216,12 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     verdict_mix: dict[str, float]
     #: turn index (0 included) -> verdict mix averaged over the episodes that reached it
     verdict_mix_by_turn: dict[int, dict[str, float]]
+    #: corpus CodeBLEU and its parts of the final programs; None when no scorer was given
+    codebleu: CodeBleu | None = None
+
+
+#: Corpus CodeBLEU of (candidate, reference) program pairs (:func:`.codebleu_package.corpus_codebleu`).
+CodeBleuScorer = Callable[[Sequence[tuple[str, str]]], CodeBleu]
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -234,7 +258,7 @@ def _finished(
 
 
 def _summarise(
-    scored: list[list[TurnPrecision]], finals: list[BleuStats]
+    scored: list[list[TurnPrecision]], finals: list[BleuStats], codebleu: CodeBleu | None
 ) -> PrecisionSummary:
     hinted = [[turn for turn in episode if turn.turn >= 1] for episode in scored]
     by_turn: dict[int, list[dict[str, float]]] = {}
@@ -252,10 +276,12 @@ def _summarise(
             (sum(t.regenerated for t in turns) / len(turns) if turns else None) for turns in hinted
         ),
         exact_match_rate=sum(t.exact_match for t in last) / len(last),
+        exact_match_code_rate=sum(t.exact_match_code for t in last) / len(last),
         bleu=math.fsum(t.bleu for t in last) / len(last),
         corpus_bleu=bleu_from_stats(finals),
         verdict_mix=_mean_mix(_mean_mix(t.verdicts for t in turns) for turns in hinted),
         verdict_mix_by_turn={t: mix for t, mix in mixes_by_turn.items() if mix},
+        codebleu=codebleu,
     )
 
 
@@ -266,13 +292,15 @@ def precision_by_model(
     tolerance: int = 1,
     threshold: float = 0.5,
     with_protocol: bool | None = None,
+    codebleu: CodeBleuScorer | None = None,
 ) -> dict[str, PrecisionSummary]:
     """:class:`PrecisionSummary` per :func:`~.metrics.group_key` over finished episodes.
 
     Only episodes whose :class:`~..runlog.records.EpisodeRecord` says ``done`` count; errored
     and unfinished ones are left out, as in the leaderboard. The protocol is part of the
     key when the records hold several protocols (``with_protocol`` forces it on or off).
-    Raises :class:`~..core.errors.ConfigError` for a record whose instance is not in
+    ``codebleu`` scores each group's final programs against their references (one corpus
+    per group); without it ``PrecisionSummary.codebleu`` is None. Raises :class:`~..core.errors.ConfigError` for a record whose instance is not in
     ``instances``.
     """
     _check_tolerance(tolerance)
@@ -281,6 +309,7 @@ def precision_by_model(
     references: dict[str, _Reference] = {}
     scored: dict[str, list[list[TurnPrecision]]] = {}
     finals: dict[str, list[BleuStats]] = {}
+    final_pairs: dict[str, list[tuple[str, str]]] = {}
     memo: dict[tuple[str, str], _ProgramScore] = {}
     for episode in episodes:
         first = episode[0]
@@ -298,4 +327,7 @@ def precision_by_model(
             [_score(record, instance, reference, tolerance, threshold, memo) for record in episode]
         )
         finals.setdefault(key, []).append(memo[(instance.id, episode[-1].program)].stats)
-    return {key: _summarise(scored[key], finals[key]) for key in sorted(scored)}
+        final_pairs.setdefault(key, []).append((episode[-1].program, instance.reference))
+    return {key: _summarise(scored[key], finals[key],
+                            codebleu(final_pairs[key]) if codebleu is not None else None)
+            for key in sorted(scored)}

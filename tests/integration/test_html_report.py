@@ -43,7 +43,7 @@ from tests.integration.sweeps import offline_sweep
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "agreement", "test-case-accuracy", "repair-at-k", "tokens")
+                "agreement", "test-case-accuracy", "repair-at-k", "fixeval", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'
@@ -184,7 +184,7 @@ async def test_markdown_to_stdout_and_json_output_kept(
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
     added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness",
-             "test_case_accuracy")
+             "test_case_accuracy", "precision_note", "pass_at_k")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
     assert set(got["precision"]) == set(got["models"])

@@ -43,6 +43,8 @@ PURE_MODULES = (
     "report/leaderboard.py",
     "report/cost.py",
     "report/bleu.py",
+    "report/codebleu.py",
+    "report/pass_at_k.py",
     "report/glossary.py",
     "report/tables.py",
     "report/transcript.py",

@@ -371,7 +371,7 @@ def test_turn_precision_of_one_record() -> None:
     assert result == TurnPrecision(
         episode_id="e1", instance_id="i1", model="m", protocol="pair", run=0, turn=2,
         edit_precision=0.5, edit_recall=1.0, changed_share=2 / 6, regenerated=False,
-        exact_match=False, bleu=result.bleu, compiles=True,
+        exact_match=False, exact_match_code=False, bleu=result.bleu, compiles=True,
         verdicts={"AC": 0.5, "WA": 0.5, "TLE": 0.0, "RE": 0.0, "MLE": 0.0, "CE": 0.0,
                   "OLE": 0.0, "SF": 0.0},
     )  # fmt: skip
