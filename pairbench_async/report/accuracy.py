@@ -30,6 +30,7 @@ import msgspec
 from ..protocol.baselines import WORD_CAPS
 from ..runlog.records import Record, TurnRecord
 from .leaderboard import trajectories
+from .metrics import check_unique
 from .ranking import footrule, kendall_tau, mean_std, rank_values
 from .trajectory import Trajectory
 from .trajectory_metrics import pass_rates
@@ -130,12 +131,7 @@ def static_vs_interactive(trajectories: Iterable[Trajectory],
     items = list(trajectories)
     if not items:
         raise ValueError("test-case accuracy of no episode")
-    seen: set[tuple[str, str | None, int, str]] = set()
-    for traj in items:
-        key = (traj.model, traj.protocol, traj.run, traj.instance_id)
-        if key in seen:
-            raise ValueError(f"duplicate trajectory for {key}: each episode must appear once")
-        seen.add(key)
+    check_unique(items)
     attempted = [t for t in items if not t.given_start]  # the given program is no attempt
     static = {m: mean_accuracy(_static_tca(t) for t in ts) for m, ts in _by(attempted, "model").items()}
     by_protocol = _by(items, "protocol")

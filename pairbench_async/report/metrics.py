@@ -38,6 +38,7 @@ __all__ = [
     "ClosureDistribution",
     "ModelMetrics",
     "aggregate",
+    "check_unique",
     "closure_distribution",
     "compute_metrics",
     "cumulative_final_fix",
@@ -134,7 +135,8 @@ def aggregate(rows: Sequence[InstanceMetrics]) -> ModelMetrics:
     )
 
 
-def _check_unique(trajectories: Sequence[Trajectory]) -> None:
+def check_unique(trajectories: Sequence[Trajectory]) -> None:
+    """``ValueError`` when one (model, protocol, run, instance) episode appears twice."""
     seen: set[tuple[str, str | None, int, str]] = set()
     for traj in trajectories:
         key = (traj.model, traj.protocol, traj.run, traj.instance_id)
@@ -150,7 +152,7 @@ def compute_metrics(trajectories: Iterable[Trajectory]) -> ModelMetrics:
     The same episode given twice is a ``ValueError``.
     """
     items = list(trajectories)
-    _check_unique(items)
+    check_unique(items)
     return aggregate([instance_metrics(traj) for traj in items])
 
 
