@@ -1,7 +1,7 @@
 """The numbers of the visual report: a run's records turned into a :class:`Report`.
 
 Every number of Tables III-VI, Figs. 3-6, the per-protocol comparison, the protocols'
-ranking agreement and token usage, computed once; :mod:`.layout` lays them out and
+ranking agreement and token usage (and, for a sweep, Table VII), computed once; :mod:`.layout` lays them out and
 :mod:`.html` / :mod:`.figures` render them. Pure: records in, values out. Runs are
 pooled in Table III (each (run, instance) episode counts once); Tables V/VI exist only
 when some protocol has two or more runs; protocol agreement only with two protocols
@@ -37,6 +37,7 @@ from .ranking import (
     ranking_stability,
     run_statistics,
 )
+from .sensitivity import Sensitivity
 from .trajectory import Trajectory
 from .trajectory_metrics import pass_rates
 
@@ -87,6 +88,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     price_source: str = ""
     #: what a reader must know first (an unfinished run, models ranked on common instances)
     notice: str = ""
+    #: a ``--sweep`` folder's Table VII and τ between settings; this report is then its
+    #: main setting's (None for a single run)
+    sensitivity: Sensitivity | None = None
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -162,6 +166,7 @@ def build_report(
     title: str = "PAIR-BENCH report",
     prices: PriceBook | None = None,
     notice: str = "",
+    sensitivity: Sensitivity | None = None,
 ) -> Report:
     """All numbers of the report from a run's records.
 
@@ -169,7 +174,8 @@ def build_report(
     when present, else the first); ``instances`` picks Fig. 5's instances (default: the
     ``fig5_count`` instances on which the models' final pass rates differ most);
     ``prices`` adds cost columns to the token table (feedback calls are priced as the
-    manifest's feedback spec).
+    manifest's feedback spec); ``sensitivity`` (:func:`.sensitivity.sensitivity`) makes it
+    the report of a sweep whose main setting ``records`` are, with Table VII added.
     :class:`ConfigError` when there is no finished episode or a choice is unknown.
     """
     trajs, errored, unfinished = trajectories(records, with_protocol=True)
@@ -215,5 +221,5 @@ def build_report(
         errors=[(r.episode_id, _last_line(r.error)) for r in records
                 if isinstance(r, EpisodeRecord) and r.status == "error"],
         price_source=prices.source if prices is not None else "",
-        notice=notice,
+        notice=notice, sensitivity=sensitivity,
     )

@@ -36,6 +36,7 @@ PURE_MODULES = (
     "report/trajectory_metrics.py",
     "report/metrics.py",
     "report/ranking.py",
+    "report/sensitivity.py",
     "report/edits.py",
     "report/verdicts.py",
     "report/precision.py",
