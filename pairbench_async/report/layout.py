@@ -344,7 +344,8 @@ def _setting_tau_table(s: Sensitivity, protocol: str) -> Table:
 
 
 def _setting_tau_notes(s: Sensitivity) -> list[str]:
-    notes = []
+    notes = [f"{p}: ran in {next(iter(per))} only, no pair of settings to compare."
+             for p, per in s.metrics.items() if len(per) < 2]
     for g in s.pairs:
         where = f"{g.protocol}, {g.a} vs {g.b}"
         if g.reason:
@@ -386,7 +387,7 @@ def sensitivity_sections(s: Sensitivity) -> list[Section]:
                       "an undefined metric ranks last). 1 = the same order, -1 = reversed; — where τ "
                       "is undefined (every model tied in one setting, e.g. Hint Efficiency of a "
                       "protocol without hint levels, or fewer than two common models).",
-                tables=[_setting_tau_table(s, p) for p in s.metrics],
+                tables=[_setting_tau_table(s, p) for p, per in s.metrics.items() if len(per) > 1],
                 notes=_setting_tau_notes(s)),
     ]
     if s.agreement:

@@ -176,3 +176,15 @@ def test_report_pages_carry_table_vii_with_its_marks() -> None:
     assert data["setting_tau"][0]["tau"]["FinalFix"] == pytest.approx(-0.5)
     # a single run's report has none of it
     assert "Table VII" not in render_markdown(build_report(S1))
+
+
+def test_a_protocol_run_in_one_setting_only_has_no_tau_table() -> None:
+    vanilla = [*episode("A", [("", None, None), ("ab", None, None)], "vanilla"),
+               *episode("B", [("", None, None), ("a", None, None)], "vanilla")]
+    s = sensitivity([("S1", [*S1, *vanilla], None, ""), ("S2", S2, None, "")])
+    # vanilla is in S1 only: Table VII shows it, the τ section says why it has no table
+    assert list(s.metrics["vanilla"]) == ["S1"] and {g.protocol for g in s.pairs} == {"pair"}
+    md = render_markdown(build_report([*S1, *vanilla], sensitivity=s))
+    tau_part = md.split("## Ranking stability across settings")[1].split("\n## ")[0]
+    assert "*Protocol pair*" in tau_part and "*Protocol vanilla*" not in tau_part
+    assert "vanilla: ran in S1 only, no pair of settings to compare." in tau_part
