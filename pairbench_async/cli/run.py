@@ -248,7 +248,7 @@ async def run_command(args: argparse.Namespace) -> int:
                 if not args.quiet:
                     print(f"pairbench: {len(instances)} instances x {len(config.candidates)} candidates x "
                           f"{len(config.protocols)} protocols x {config.runs} runs"
-                          + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
+                          + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
                 ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
                                dataset_paths=[str(p) for p in (args.dataset or [])], sweep=sweep)
                 async with ev:
