@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,25 @@ def add_export_parser(sub: Any) -> None:
 
 
 def run_dirs(root: Path) -> list[tuple[str, Path]]:
-    """(setting, run directory) of a run, or of every run under a ``--sweep`` folder."""
+    """(setting, run directory) of a run, or of every run under a ``--sweep`` folder in the
+    sweep's order: the grid position its manifest records (the first is the main setting),
+    then, for runs written before that was recorded, the folder names with their numbers
+    compared as numbers (``turns=6`` before ``turns=10``)."""
+    from ..runlog.store import read_manifest
+
     if (root / "records.jsonl").is_file():
         return [("", root)]
-    found = sorted(p.parent for p in root.glob("*/records.jsonl"))
+    found = [p.parent for p in root.glob("*/records.jsonl")]
     if not found:
         raise ConfigError(f"{root}: no records.jsonl here or in its subdirectories (is this a run directory?)")
-    return [(p.name, p) for p in found]
+
+    def order(run: Path) -> tuple[int, list[tuple[int, str]]]:
+        manifest = read_manifest(run)
+        index = manifest.sweep.index if manifest is not None and manifest.sweep is not None else 1 << 30
+        return index, [(int(part), "") if part.isdigit() else (-1, part)
+                       for part in re.split(r"(\d+)", run.name)]
+
+    return [(p.name, p) for p in sorted(found, key=order)]
 
 
 def _pyarrow() -> tuple[Any, Any]:

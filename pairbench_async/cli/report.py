@@ -13,6 +13,13 @@ tokens with a model config's ``prompt_price_per_million``/``completion_price_per
 the manifest keeps no prices, so the report is told which apply. The work runs in a
 thread: reading a large log and drawing figures would otherwise stall the event loop
 this command is awaited on.
+
+A ``--sweep`` folder (one run per setting) reports as its main setting (the sweep's first,
+or ``--setting NAME``) exactly as that run alone would, plus Table VII (seed 000, RQ3) and
+the Kendall τ between every pair of settings' model rankings
+(:mod:`..report.sensitivity`); the text also keeps the combined leaderboard of every
+setting, and ``--json`` keeps it on top (``models``, ``settings``) with the main setting's
+report under ``main``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from ..core.errors import ConfigError, StoreError
 if TYPE_CHECKING:
     from ..models.prices import PriceBook
     from ..report.cost import TokenRow
+    from ..report.sensitivity import Sensitivity
     from ..runlog.records import RunManifest
 
 __all__ = ["add_report_arguments", "report_command"]
@@ -39,7 +47,11 @@ __all__ = ["add_report_arguments", "report_command"]
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     """The ``report`` subcommand's arguments (DIR first: ``--markdown`` takes an optional file)."""
-    p.add_argument("dir", metavar="DIR", help="a run directory (records.jsonl, manifest.json)")
+    p.add_argument("dir", metavar="DIR",
+                   help="a run directory (records.jsonl, manifest.json), or a --sweep folder: its "
+                        "main setting's report plus Table VII and the Kendall τ between settings")
+    p.add_argument("--setting", metavar="NAME", default=None,
+                   help="a sweep's main setting (its folder name; default: the sweep's first)")
     p.add_argument("--json", action="store_true",
                    help='print {"completeness": {planned, finished, errored, complete, '
                         'common_instances, instances, notice}, "models": {name: {metric: value}}, '
@@ -60,7 +72,10 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         '{cap, hints, cut}}} (costs null when unpriced; cost_total sums the priced rows; '
                         'precision only when the run\'s dataset reads back; test_case_accuracy is seed '
                         '002\'s TCA: static = turn 0, interactive = the last program, footrule/tau '
-                        'between their model rankings)')
+                        'between their model rankings); for a sweep folder: the combined '
+                        '{"models", "settings"}, the main setting\'s report as "main", and '
+                        '"main_setting", "setting_info", "table_vii", "setting_tau", '
+                        '"setting_tau_mean", "protocol_agreement"')
     p.add_argument("--config", metavar="FILE", default=None,
                    help="model config (TOML) whose prompt_price_per_million and "
                         "completion_price_per_million price the tokens (cost columns)")
@@ -107,7 +122,8 @@ def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]
 
 def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout: bool,
             main: str | None, instances: list[str] | None,
-            prices: PriceBook | None = None) -> tuple[str | None, list[str]]:
+            prices: PriceBook | None = None, sensitivity: Sensitivity | None = None,
+            title: str | None = None) -> tuple[str | None, list[str]]:
     """Build, draw and write; return the Markdown for stdout (if asked) and what was written."""
     from ..report.completeness import completeness, restrict
     from ..report.html import build_report, draw_figures, render_html, render_markdown
@@ -118,10 +134,10 @@ def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout
     comp = completeness(records, manifest)
     kept = restrict(records)
     precision, note = _precision(kept, manifest, with_protocol=True)
-    report = build_report(kept, manifest, main_protocol=main,
-                          instances=instances, title=f"PAIR-BENCH report: {run_dir.resolve().name}",
+    report = build_report(kept, manifest, main_protocol=main, instances=instances,
+                          title=title or f"PAIR-BENCH report: {run_dir.resolve().name}",
                           prices=prices, notice=comp.banner() or "", precision=precision,
-                          precision_note=note)
+                          precision_note=note, sensitivity=sensitivity)
     written: list[str] = []
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
@@ -231,42 +247,154 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def report_command(args: argparse.Namespace) -> int:
-    """Print (and write) the report of the run in ``args.dir``; 0 on success.
-
-    :class:`ConfigError` for a directory without records, for two outputs that both
-    want stdout, for an unknown ``--protocol``/``--instances``, or for a ``--config``
-    that cannot be read or has a bad price (the message names the file).
-    """
-    from ..models.specs import load_prices
+def _run_json(run_dir: Path, prices: PriceBook | None) -> dict[str, Any]:
+    """``report RUN --json`` of one run (a sweep's main setting too)."""
     from ..report.accuracy import talk_accuracy
-    from ..report.cost import cost_summary, render_tokens_text, tokens_json
-    from ..report.layout import accuracy_section, section_text
-    from ..report.leaderboard import (
-        leaderboard,
-        leaderboard_json,
-        render_text,
-        repair_at_k_json,
-        trajectories,
-        unprotected_protocols,
-    )
+    from ..report.completeness import completeness, restrict
+    from ..report.cost import cost_summary, tokens_json
+    from ..report.leaderboard import leaderboard, leaderboard_json, repair_at_k_json, trajectories
     from ..report.pass_at_k import pass_at_k_by_model
     from ..runlog.store import read_manifest, read_records
 
-    run_dir = Path(args.dir)
-    if not (run_dir / "records.jsonl").exists():
-        return _sweep_report(run_dir, args)
-    from ..report.completeness import completeness, restrict
+    records, _ = read_records(run_dir)
+    manifest = read_manifest(run_dir)
+    comp = completeness(records, manifest)
+    board = leaderboard(restrict(records))
+    data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
+                             "complete": comp.complete, "common_instances": comp.common,
+                             "instances": comp.instances, "notice": comp.banner()},
+            **leaderboard_json(board)}
+    precision, note = _precision(records, manifest)
+    if precision is not None:
+        data["precision"] = msgspec.to_builtins(precision)
+    data["precision_note"] = note or None
+    data["pass_at_k"] = msgspec.to_builtins(pass_at_k_by_model(trajectories(restrict(records))[0]))
+    tokens = _token_rows(records, manifest, prices)
+    data["tokens"] = tokens_json(tokens)
+    data["cost_total"] = cost_summary(tokens).total
+    data["unprotected"] = board.unprotected
+    alpha = manifest.params.get("turns") if manifest is not None else None
+    data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
+    data["test_case_accuracy"] = msgspec.to_builtins(
+        talk_accuracy(restrict(records), manifest.protocols if manifest else None))
+    return data
 
+
+def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
+    """``report RUN``'s plain text: the notice, the leaderboard, tokens, repair precision,
+    FixEval's pass@k / TCA@k and seed 002's test-case accuracy."""
+    from ..report.accuracy import talk_accuracy
+    from ..report.completeness import completeness, restrict
+    from ..report.cost import render_tokens_text
+    from ..report.layout import accuracy_section, section_text
+    from ..report.leaderboard import leaderboard, render_text, trajectories, unprotected_protocols
+    from ..report.pass_at_k import pass_at_k_by_model
+    from ..runlog.store import read_manifest, read_records
+
+    records, _ = read_records(run_dir)
+    manifest = read_manifest(run_dir)
+    banner = completeness(records, manifest).banner()
+    parts = [f"{banner}."] if banner else []
+    parts.append(render_text(leaderboard(restrict(records))))
+    tokens = _token_rows(records, manifest, prices)
+    if tokens:
+        parts.append("\n" + render_tokens_text(tokens))
+    precision, note = _precision(records, manifest)
+    if precision:
+        parts.append("\n" + _precision_text(precision, note))
+    elif note:
+        parts.append("\n" + note)
+    samples = pass_at_k_by_model(trajectories(restrict(records))[0])
+    if samples:
+        parts.append("\n" + _pass_at_k_text(samples))
+    accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
+    if accuracy is not None:
+        parts.append("\n" + section_text(accuracy_section(accuracy, unprotected_protocols(records))))
+    return "\n".join(parts)
+
+
+class _Sweep(msgspec.Struct, frozen=True):
+    """A ``--sweep`` folder read back: its Table VII, its main run, and every setting's
+    records (restricted to the instances all its models finished) for the combined table."""
+
+    root: Path
+    main_dir: Path
+    sensitivity: Sensitivity
+    records: list[tuple[str, list[Any]]]
+    incomplete: list[str]
+
+
+def _load_sweep(root: Path, runs: list[tuple[str, Path]], setting: str | None) -> _Sweep:
+    from ..report.completeness import completeness, restrict
+    from ..report.sensitivity import sensitivity
+    from ..runlog.store import read_manifest, read_records
+
+    names = [name for name, _ in runs]
+    main = setting if setting is not None else names[0]
+    if main not in names:
+        raise ConfigError(f"--setting {main!r} is not a setting of {root} (it has: {', '.join(names)})")
+    loaded = []
+    for name, run in runs:
+        records, _ = read_records(run)
+        manifest = read_manifest(run)
+        banner = completeness(records, manifest).banner()
+        loaded.append((name, restrict(records), manifest, banner or ""))
+    return _Sweep(root=root, main_dir=dict(runs)[main],
+                  sensitivity=sensitivity(loaded, main=main),
+                  records=[(name, records) for name, records, _, _ in loaded],
+                  incomplete=[f"{name}: {banner}" for name, _, _, banner in loaded if banner])
+
+
+def _combined(sweep: _Sweep) -> Any:
+    """Every setting's models in one leaderboard, each row named ``SETTING MODEL[|PROTOCOL]``."""
+    from ..report.leaderboard import leaderboard
+
+    combined = []
+    for setting, records in sweep.records:
+        combined += [msgspec.structs.replace(r, model=f"{setting} {r.model}",
+                                             episode_id=f"{setting}/{r.episode_id}") for r in records]
+    return leaderboard(combined)
+
+
+async def report_command(args: argparse.Namespace) -> int:
+    """Print (and write) the report of the run, or the ``--sweep`` folder, in ``args.dir``;
+    0 on success.
+
+    A sweep's report is its main setting's (the first of the sweep, or ``--setting``) with
+    Table VII and the Kendall τ between the settings added. :class:`ConfigError` for a
+    directory without records, for two outputs that both want stdout, for an unknown
+    ``--protocol``/``--instances``/``--setting``, or for a ``--config`` that cannot be read
+    or has a bad price (the message names the file).
+    """
+    from ..models.specs import load_prices
+    from ..report.completeness import completeness
+    from ..report.html import render_sections_text, sensitivity_sections
+    from ..report.leaderboard import leaderboard_json, render_text
+    from ..report.sensitivity import sensitivity_json
+    from ..runlog.store import read_manifest, read_records
+    from .export import run_dirs
+
+    root = Path(args.dir)
+    setting: str | None = getattr(args, "setting", None)
+    sweep: _Sweep | None = None
+    if (root / "records.jsonl").exists():
+        if setting is not None:
+            raise ConfigError(f"--setting {setting!r}: {root} is a single run, not a --sweep folder")
+        run_dir = root
+    else:
+        sweep = _load_sweep(root, run_dirs(root), setting)  # ConfigError when there is no run here
+        run_dir = sweep.main_dir
     all_records, _ = read_records(run_dir)
     comp = completeness(all_records, read_manifest(run_dir))
     chosen = getattr(args, "protocol", None)
     if chosen is not None and chosen not in {r.protocol for r in all_records}:
         raise ConfigError(f"--protocol {chosen!r} is not in {run_dir} (it has: "
                           f"{', '.join(sorted({r.protocol for r in all_records}))})")
-    if getattr(args, "complete_only", False) and comp.banner():
-        print(f"error: {run_dir}: {comp.banner()} (--complete-only); finish it with "
-              f"pairbench run --resume --out {run_dir}", file=sys.stderr)
+    incomplete = sweep.incomplete if sweep is not None else ([comp.banner()] if comp.banner() else [])
+    if getattr(args, "complete_only", False) and incomplete:
+        print(f"error: {root}: {'; '.join(incomplete)} (--complete-only); finish it with "
+              f"pairbench run --resume --out {root}" + (" (and the same --sweep)" if sweep else ""),
+              file=sys.stderr)
         return 1
     config: str | None = getattr(args, "config", None)
     prices = load_prices(config) if config is not None else None
@@ -279,90 +407,37 @@ async def report_command(args: argparse.Namespace) -> int:
     written: list[str] = []
     md_text: str | None = None
     if html or markdown:
+        title = (f"PAIR-BENCH report: {root.resolve().name} (sweep, main setting "
+                 f"{sweep.sensitivity.main})" if sweep is not None else None)
         try:
             md_text, written = await asyncio.to_thread(
                 _render, run_dir, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
-                getattr(args, "protocol", None), getattr(args, "instances", None), prices)
+                getattr(args, "protocol", None), getattr(args, "instances", None), prices,
+                sweep.sensitivity if sweep is not None else None, title)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
     if args.json:
-        records, _ = read_records(run_dir)
-        manifest = read_manifest(run_dir)
-        board = leaderboard(restrict(records))
-        data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
-                                 "complete": comp.complete, "common_instances": comp.common,
-                                 "instances": comp.instances, "notice": comp.banner()},
-                **leaderboard_json(board)}
-        precision, note = _precision(records, manifest)
-        if precision is not None:
-            data["precision"] = msgspec.to_builtins(precision)
-        data["precision_note"] = note or None
-        data["pass_at_k"] = msgspec.to_builtins(
-            pass_at_k_by_model(trajectories(restrict(records))[0]))
-        tokens = _token_rows(records, manifest, prices)
-        data["tokens"] = tokens_json(tokens)
-        data["cost_total"] = cost_summary(tokens).total
-        data["unprotected"] = board.unprotected
-        alpha = manifest.params.get("turns") if manifest is not None else None
-        data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
-        data["test_case_accuracy"] = msgspec.to_builtins(
-            talk_accuracy(restrict(records), manifest.protocols if manifest else None))
+        data = _run_json(run_dir, prices)
+        if sweep is not None:  # the combined table stays on top, as before Table VII existed
+            data = {**leaderboard_json(_combined(sweep)),
+                    "settings": [info.name for info in sweep.sensitivity.settings],
+                    "main": data, **sensitivity_json(sweep.sensitivity)}
         sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
     elif md_text is not None:
         sys.stdout.write(md_text)
+    elif sweep is None:
+        print(_run_text(run_dir, prices))
     else:
-        records, _ = read_records(run_dir)
-        manifest = read_manifest(run_dir)
-        if comp.banner():
-            print(f"{comp.banner()}.")
-        print(render_text(leaderboard(restrict(records))))
-        tokens = _token_rows(records, manifest, prices)
-        if tokens:
-            print("\n" + render_tokens_text(tokens))
-        precision, note = _precision(records, manifest)
-        if precision:
-            print("\n" + _precision_text(precision, note))
-        elif note:
-            print("\n" + note)
-        samples = pass_at_k_by_model(trajectories(restrict(records))[0])
-        if samples:
-            print("\n" + _pass_at_k_text(samples))
-        accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
-        if accuracy is not None:
-            print("\n" + section_text(accuracy_section(accuracy, unprotected_protocols(records))))
+        s = sweep.sensitivity
+        names = [info.name for info in s.settings]
+        print(f"sweep {root}: {len(names)} settings ({', '.join(names)}); main setting {s.main} "
+              "(--setting NAME for another)\n")
+        print(f"== Main setting: {s.main} ==")
+        print(_run_text(run_dir, prices))
+        print("\n== Every setting (each row is SETTING MODEL[|PROTOCOL]) ==")
+        print(render_text(_combined(sweep)))
+        print("\n" + render_sections_text(sensitivity_sections(s)), end="")
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
-    return 0
-
-
-def _sweep_report(root: Path, args: argparse.Namespace) -> int:
-    """A ``--sweep`` folder: one combined leaderboard, each row named by its setting."""
-    from ..report.leaderboard import leaderboard, leaderboard_json, render_text
-    from ..runlog.store import read_records
-    from .export import run_dirs
-
-    runs = run_dirs(root)  # ConfigError when there is no run here at all
-    ignored = [flag for flag, attr in (("--config", "config"), ("--protocol", "protocol"),
-                                       ("--instances", "instances")) if getattr(args, attr, None)]
-    if ignored:
-        raise ConfigError(f"{root} is a sweep; {', '.join(ignored)} apply to one run: give one of "
-                          f"{', '.join(str(run) for _, run in runs)}")
-    if getattr(args, "html", None) or getattr(args, "markdown", None):
-        raise ConfigError(f"{root} is a sweep of {len(runs)} runs; --html/--markdown report one run: "
-                          f"give one of {', '.join(str(run) for _, run in runs)}")
-    combined = []
-    for setting, run in runs:
-        records, _ = read_records(run)
-        combined += [msgspec.structs.replace(r, model=f"{setting} {r.model}", episode_id=f"{setting}/{r.episode_id}")
-                     for r in records]
-    board = leaderboard(combined)
-    if args.json:
-        data = leaderboard_json(board)
-        data["settings"] = [setting for setting, _ in runs]
-        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
-    else:
-        print(f"sweep {root}: {len(runs)} settings ({', '.join(setting for setting, _ in runs)}); "
-              "each row is SETTING MODEL[|PROTOCOL]")
-        print(render_text(board))
     return 0

@@ -71,7 +71,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
-                   "min-scenario-size, representatives, hint-budget), one subdirectory each")
+                   "min-scenario-size, representatives, hint-budget, feedback=SPEC1,SPEC2), one "
+                   "subdirectory each; the first setting is the report's main setting")
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
@@ -122,29 +123,81 @@ def _check_keys(config: object, model_config: str | None) -> None:
 
 _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
               "min-scenario-size": "min_scenario_size", "representatives": "representatives",
-              "hint-budget": "hint_budget"}
+              "hint-budget": "hint_budget", "feedback": "feedback"}
+#: sweep keys whose values are model specs (strings), not integers
+_SPEC_KEYS = frozenset({"feedback"})
+#: the longest readable part of a setting's folder name taken from one value
+_NAME_LIMIT = 48
 
 
-def parse_sweep(items: list[str] | None) -> list[dict[str, int]]:
-    """``turns=10,15 scenario-turns=2,3`` -> every combination, in a stable order."""
+def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
+    """``turns=10,15 scenario-turns=2,3`` -> every combination, in a stable order (the first
+    is the report's main setting); ``feedback=SPEC1,SPEC2`` sweeps the feedback model."""
     if not items:
         return [{}]
-    axes: list[tuple[str, list[int]]] = []
+    axes: list[tuple[str, list[int | str]]] = []
     for item in items:
         key, _, values = item.partition("=")
         if key not in _SWEEPABLE or not values:
             raise ConfigError(f"--sweep {item!r}: expected KEY=V1,V2 with KEY in {', '.join(_SWEEPABLE)}")
-        try:
-            axes.append((key, [int(v) for v in values.split(",")]))
-        except ValueError:
-            raise ConfigError(f"--sweep {item!r}: values must be integers") from None
+        if any(key == k for k, _ in axes):
+            raise ConfigError(f"--sweep names {key} twice; give its values once, comma-separated")
+        raw = values.split(",")
+        if key in _SPEC_KEYS:
+            parsed: list[int | str] = [v.strip() for v in raw]
+            if not all(parsed):
+                raise ConfigError(f"--sweep {item!r}: an empty model spec")
+        else:
+            try:
+                parsed = [int(v) for v in raw]
+            except ValueError:
+                raise ConfigError(f"--sweep {item!r}: values must be integers") from None
+        twice = sorted({str(v) for v in parsed if parsed.count(v) > 1})
+        if twice:  # two settings would share a folder
+            raise ConfigError(f"--sweep {key}: {', '.join(twice)} given more than once")
+        axes.append((key, parsed))
     return [dict(zip([k for k, _ in axes], combo, strict=True))
             for combo in itertools.product(*(v for _, v in axes))]
+
+
+def _safe(value: int | str, siblings: list[int | str]) -> str:
+    """A value as part of a folder name: kept when already safe, else its unsafe runs
+    (``:``, ``/``, ``@``, ``?``...) as ``-``; a 6-hex digest of the exact value is added when
+    that loses information another value of the axis needs, or the name had to be cut."""
+    text = str(value)
+
+    def slug(v: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._+-]+", "-", v).strip("-.")
+
+    readable = slug(text)
+    cut = len(readable) > _NAME_LIMIT
+    clash = sum(1 for s in siblings if slug(str(s)) == readable) > 1
+    if readable == text and not cut:
+        return text
+    if cut or clash or not readable:
+        import hashlib
+
+        digest = hashlib.sha256(text.encode()).hexdigest()[:6]
+        return f"{readable[:_NAME_LIMIT]}-{digest}" if readable else digest
+    return readable
+
+
+def setting_name(point: dict[str, int | str], grid: list[dict[str, int | str]]) -> str:
+    """The folder of a sweep point: ``turns=6``, ``turns=6_feedback=openai-deepseek-chat``;
+    filesystem-safe, readable, and distinct for distinct points of ``grid``."""
+    return "_".join(f"{k}={_safe(v, sorted({p[k] for p in grid}, key=str))}" for k, v in point.items())
+
+
+def _point_config(base: Any, point: dict[str, int | str]) -> Any:
+    config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
+    config.validate()  # every spec must be one we can make: the CLI brings no clients
+    return config
 
 
 async def run_command(args: argparse.Namespace) -> int:
     from ..datasets.files import load_dataset
     from ..report.leaderboard import leaderboard, render_text
+    from ..runlog.records import SweepSetting
     from ..runlog.store import read_records
     from ..runner.evaluator import Evaluator, RunConfig
     from ..sandbox.pool import SandboxConfig, SandboxPool
@@ -163,21 +216,19 @@ async def run_command(args: argparse.Namespace) -> int:
         prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
     )
     grid = parse_sweep(args.sweep)
+    configs = [_point_config(base, point) for point in grid]
     if args.dry_run:
-        for point in grid:
-            config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
-            config.validate()
         print(dry_run_text(instances, base, grid, args.config))
         return 0
-    _check_keys(base, args.config)
+    for config in configs:
+        _check_keys(config, args.config)
     root = _out_dir(args)
     _check_layout(root, sweep=bool(args.sweep))
     plan = []
-    for point in grid:
-        config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
-        config.validate()  # every spec must be one we can make: the CLI brings no clients
-        sub = root / "_".join(f"{k}={v}" for k, v in point.items()) if point else root
-        plan.append((point, config, sub))
+    for index, (point, config) in enumerate(zip(grid, configs, strict=True)):
+        name = setting_name(point, grid) if point else ""
+        sweep = SweepSetting(name=name, index=index, values=dict(point)) if point else None
+        plan.append((point, config, root / name if point else root, sweep))
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
     interrupted = False
@@ -194,13 +245,13 @@ async def run_command(args: argparse.Namespace) -> int:
     errored = 0
     try:
         async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
-            for point, config, out in plan:
+            for point, config, out, sweep in plan:
                 if not args.quiet:
                     print(f"pairbench: {len(instances)} instances x {len(config.candidates)} candidates x "
                           f"{len(config.protocols)} protocols x {config.runs} runs"
-                          + (f" ({point})" if point else "") + f" -> {out}", file=sys.stderr)
+                          + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
                 ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
-                               dataset_paths=[str(p) for p in (args.dataset or [])])
+                               dataset_paths=[str(p) for p in (args.dataset or [])], sweep=sweep)
                 async with ev:
                     await _consume(ev, instances, args.no_progress or args.quiet)
                 records, _ = read_records(out)
@@ -305,7 +356,8 @@ def run_loop(coro: object) -> int:
     return uvloop.run(coro)  # type: ignore[arg-type,no-any-return]
 
 
-def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], config: str | None) -> str:
+def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int | str]],
+                 config: str | None) -> str:
     """What a run would spend: episodes, an upper bound on model calls, estimated tokens and cost.
 
     Calls are bounded by the protocol: one candidate call for turn 0 (none for the
@@ -326,8 +378,9 @@ def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], co
     calls: dict[str, list[int]] = {}  # spec -> [calls, prompt tokens, completion tokens]
     episodes = 0
     for point in grid:
-        turns = point.get("turns", base.turns)
-        budget = point.get("hint-budget", base.hint_budget)
+        turns = int(point.get("turns", base.turns))
+        budget = int(point.get("hint-budget", base.hint_budget))
+        feedback = str(point.get("feedback", base.feedback))
         for name in base.protocols:
             proto = PROTOCOLS[name]
             per_turn_fb = (budget if proto.validated else 1) if proto.model_written else 0
@@ -342,16 +395,16 @@ def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int]], co
                     c[1] += base.runs * (first_call * tokens + int(1.5 * tokens) * per_turn_cand * turns)
                     c[2] += n * answer
                     if per_turn_fb:
-                        f = calls.setdefault(base.feedback, [0, 0, 0])
+                        f = calls.setdefault(feedback, [0, 0, 0])
                         m = base.runs * per_turn_fb * turns
                         f[0] += m
                         f[1] += m * 2 * tokens
                         f[2] += m * answer
-    if base.obfuscate:
-        f = calls.setdefault(base.feedback, [0, 0, 0])
-        f[0] += len(instances)
-        f[1] += sum(first)
-        f[2] += len(instances) * answer
+        if base.obfuscate:  # each setting's evaluator summarises every problem once
+            f = calls.setdefault(feedback, [0, 0, 0])
+            f[0] += len(instances)
+            f[1] += sum(first)
+            f[2] += len(instances) * answer
     prices = load_prices(config) if config else None
     lines = [f"dry run: {episodes} episodes = {len(instances)} instances x {len(base.candidates)} candidates x "
              f"{len(base.protocols)} protocols x {base.runs} runs x {len(grid)} settings; nothing run or written",

@@ -23,12 +23,20 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
 from .cost import TokenRow
 from .figures import FIGURES, draw_figures
-from .layout import Cell, Section, Table, extremes, leaderboard_table, report_sections
+from .layout import (
+    Cell,
+    Section,
+    Table,
+    extremes,
+    leaderboard_table,
+    report_sections,
+    sensitivity_sections,
+)
 from .model import Report, build_report
 from .transcript import Transcripts
 from .transcript_html import TRANSCRIPT_CSS, render_transcripts
@@ -49,8 +57,11 @@ __all__ = [
     "markdown_table",
     "render_html",
     "render_markdown",
+    "render_sections_text",
     "render_transcript_page",
     "report_sections",
+    "sensitivity_sections",
+    "text_table",
 ]
 
 
@@ -66,9 +77,18 @@ nav a{margin-right:.8rem}table{border-collapse:collapse;margin:.6rem 0;font-size
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td.l,th.l{text-align:left}
 th.g{text-align:center}td.best{background:#c8ecc8;font-weight:600}td.worst{background:#f6cccc}
+td.top1{background:#c8ecc8;font-weight:600}td.top2{background:#cfe0f7}td.top3{background:#fde0bf}
+caption{text-align:left;font-weight:600;padding:.2rem 0}
 sup{font-size:.7em;color:#555}figure{margin:.8rem 0}figure img{max-width:100%;height:auto}
 figcaption,.note{color:#555;font-size:.85rem}.intro{max-width:60rem}
 """.strip()
+
+
+_TITLES: Final = {"best": "best in column", "worst": "worst in column",
+                  "top1": "top-1 of its setting", "top2": "top-2 of its setting",
+                  "top3": "top-3 of its setting"}
+#: Table VII's places where there is no colour (Markdown, text)
+_PLACE_SUP: Final = {"top1": "¹", "top2": "²", "top3": "³"}
 
 
 def _e(text: str) -> str:
@@ -94,7 +114,7 @@ def html_table(table: Table) -> str:
             classes = " ".join(c for c in ("l" if i < table.left else "", cell.mark) if c)
             attrs = f' class="{classes}"' if classes else ""
             if cell.mark:
-                attrs += f' title="{cell.mark} in column"'
+                attrs += f' title="{_TITLES[cell.mark]}"'
             sup = f"<sup>{_e(cell.sup)}</sup>" if cell.sup else ""
             cells.append(f"<td{attrs}>{_e(cell.text)}{sup}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
@@ -165,9 +185,12 @@ def markdown_table(table: Table) -> str:
     worst in italics, text escaped."""
     def cell(c: Cell) -> str:
         text = _m(c.text) + (f" ({_m(c.sup)})" if c.sup else "")
+        if c.mark in _PLACE_SUP:
+            return (f"**{text}**" if c.mark == "top1" else text) + _PLACE_SUP[c.mark]
         return f"**{text}**" if c.mark == "best" else f"_{text}_" if c.mark == "worst" else text
 
-    lines = ["| " + " | ".join(_m(h) for h in table.header) + " |",
+    lines = [f"*{_m(table.caption)}*", ""] if table.caption else []
+    lines += ["| " + " | ".join(_m(h) for h in table.header) + " |",
              "|" + "|".join("---" if i < table.left else "---:"
                             for i in range(len(table.header))) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]
@@ -192,6 +215,43 @@ def render_markdown(report: Report, figure_paths: Mapping[str, str] | None = Non
         for t in s.tables:
             out += [markdown_table(t), ""]
         out += [f"> {_m(n)}" for n in s.notes]
+        if s.notes:
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- plain text
+
+_TEXT_MARK: Final = {"best": "*", "worst": "!", **_PLACE_SUP}
+
+
+def text_table(table: Table) -> str:
+    """One table as aligned plain text (terminals, logs); a top-k place as a superscript
+    digit, Table III's best ``*`` and worst ``!``; text columns left, numbers right."""
+    def cell(c: Cell) -> str:
+        return c.text + (f" ({c.sup})" if c.sup else "") + _TEXT_MARK.get(c.mark, "")
+
+    rows = [table.header, *([cell(c) for c in row] for row in table.rows)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.header))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(v.ljust(w) if i < table.left else v.rjust(w)
+                         for i, (v, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+
+    out = [table.caption] if table.caption else []
+    out += [line(rows[0]), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows[1:]]
+    return "\n".join(out)
+
+
+def render_sections_text(sections: Sequence[Section]) -> str:
+    """Sections as plain text: title, intro, tables, notes (figures are left out)."""
+    out: list[str] = []
+    for s in sections:
+        out += [f"== {s.title} ==", *([s.intro] if s.intro else []), ""]
+        for t in s.tables:
+            out += [text_table(t), ""]
+        out += [f"note: {n}" for n in s.notes]
         if s.notes:
             out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -2,11 +2,12 @@
 
 Every number of Tables III-VI, Figs. 3-6, the per-protocol comparison, the protocols'
 ranking agreement, seed 002's test-case accuracy, FixEval's pass@k / TCA@k (and, when
-the caller scored them against the dataset, its match-based metrics) and token usage,
-computed once; :mod:`.layout` lays them out and :mod:`.html` / :mod:`.figures` render
-them. Pure: records in, values out. Runs are pooled in Table III (each (run, instance)
-episode counts once); Tables V/VI exist only when some protocol has two or more runs;
-protocol agreement only with two protocols that share at least two models.
+the caller scored them against the dataset, its match-based metrics), token usage and,
+for a sweep, Table VII, computed once; :mod:`.layout` lays them out and :mod:`.html` /
+:mod:`.figures` render them. Pure: records in, values out. Runs are pooled in Table III
+(each (run, instance) episode counts once); Tables V/VI exist only when some protocol has
+two or more runs; protocol agreement only with two protocols that share at least two
+models.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .ranking import (
     ranking_stability,
     run_statistics,
 )
+from .sensitivity import Sensitivity
 from .trajectory import Trajectory
 from .trajectory_metrics import pass_rates
 
@@ -100,6 +102,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     precision: dict[str, PrecisionSummary] = {}
     #: why precision or CodeBLEU is missing (no dataset, no codebleu package), "" if nothing is
     precision_note: str = ""
+    #: a ``--sweep`` folder's Table VII and τ between settings; this report is then its
+    #: main setting's (None for a single run)
+    sensitivity: Sensitivity | None = None
 
 
 def _by_model(trajs: Iterable[Trajectory]) -> dict[str, list[Trajectory]]:
@@ -179,6 +184,7 @@ def build_report(
     notice: str = "",
     precision: Mapping[str, PrecisionSummary] | None = None,
     precision_note: str = "",
+    sensitivity: Sensitivity | None = None,
 ) -> Report:
     """All numbers of the report from a run's records.
 
@@ -188,6 +194,8 @@ def build_report(
     ``prices`` adds cost columns to the token table (feedback calls are priced as the
     manifest's feedback spec); ``precision`` (keyed ``model|protocol``) and
     ``precision_note`` carry what needs the dataset, scored by the caller.
+    ``sensitivity`` (:func:`.sensitivity.sensitivity`) makes it
+    the report of a sweep whose main setting ``records`` are, with Table VII added.
     :class:`ConfigError` when there is no finished episode or a choice is unknown.
     """
     trajs, errored, unfinished = trajectories(records, with_protocol=True)
@@ -237,4 +245,5 @@ def build_report(
         accuracy=talk_accuracy(records, protocols),
         precision=dict(precision or {}),
         precision_note=precision_note,
+        sensitivity=sensitivity,
     )

@@ -26,6 +26,7 @@ __all__ = [
     "HintRecord",
     "Record",
     "RunManifest",
+    "SweepSetting",
     "TargetRecord",
     "TurnRecord",
 ]
@@ -123,6 +124,16 @@ class EpisodeRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="
 Record = TurnRecord | EpisodeRecord
 
 
+class SweepSetting(msgspec.Struct, frozen=True):
+    """Which point of a ``--sweep`` grid a run is: its folder name, its place in the grid
+    (the report's "main setting" is index 0 unless asked otherwise) and the values that
+    the sweep set (``{"turns": 6}``, ``{"feedback": "openai:deepseek-chat@http://..."}``)."""
+
+    name: str
+    index: int
+    values: dict[str, int | str]
+
+
 class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     """The parameters a run's records belong to; ``--resume`` refuses if they differ."""
 
@@ -140,6 +151,9 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     params: dict[str, object]
     python: str = ""
     platform: str = ""
+    #: the ``--sweep`` point this run is (None for a plain run, and in sweeps written
+    #: before it was recorded); not compared on resume: feedback and params already are
+    sweep: SweepSetting | None = None
     schema: int = SCHEMA_VERSION
 
     def comparable(self) -> dict[str, object]:

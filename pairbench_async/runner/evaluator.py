@@ -43,7 +43,7 @@ from ..datasets.files import dataset_hash
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
-from ..runlog.records import EpisodeRecord, Record, RunManifest, TurnRecord
+from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
 from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
 from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
@@ -82,6 +82,7 @@ class Evaluator:
         models: Mapping[str, Any] | None = None,
         trace_cache: TraceCache | None = None,
         dataset_paths: Sequence[str] = (),
+        sweep: SweepSetting | None = None,
     ) -> None:
         self.config = config or RunConfig()
         self.config.validate(models=list(models or {}))
@@ -94,6 +95,8 @@ class Evaluator:
         self._models: dict[str, Any] = {}
         self._traces = trace_cache or TraceCache()
         self._dataset_paths = list(dataset_paths)
+        #: the ``--sweep`` point this run is, recorded in its manifest
+        self._sweep = sweep
         self._writer: RecordWriter | None = None
         self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
@@ -277,7 +280,7 @@ class Evaluator:
             software_version=__version__, dataset=self._dataset_paths,
             dataset_hash=dataset_hash(instances), instances=len(instances), candidates=list(c.candidates),
             feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
-            python=sys.version.split()[0], platform=platform.platform(),
+            python=sys.version.split()[0], platform=platform.platform(), sweep=self._sweep,
         )
 
     def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:

@@ -37,6 +37,7 @@ PURE_MODULES = (
     "report/metrics.py",
     "report/ranking.py",
     "report/accuracy.py",
+    "report/sensitivity.py",
     "report/edits.py",
     "report/verdicts.py",
     "report/precision.py",
