@@ -208,6 +208,10 @@ async def run_command(args: argparse.Namespace) -> int:
     instances = read.instances[: args.limit] if args.limit is not None else read.instances
     if not instances:
         raise ConfigError("no instances to run")
+    if "nocontext" in args.prompt_style and not any(i.context.strip() for i in instances):
+        print("warning: --prompt-style nocontext drops the project context (FeedbackEval's sense), "
+              "but no instance of this dataset has one, so it changes nothing; nohistory drops "
+              "the earlier turns (what nocontext meant before)", file=sys.stderr)
     base = RunConfig(
         candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
         protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,

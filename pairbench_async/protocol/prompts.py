@@ -19,7 +19,7 @@ import msgspec
 
 from ..core.types import Instance, Message
 
-__all__ = ["TurnSummary", "fence_for", "fenced", "initial_prompt", "turn_prompt"]
+__all__ = ["PromptParts", "TurnSummary", "fence_for", "fenced", "initial_prompt", "turn_prompt"]
 
 _SYSTEM = (
     "You are an expert Python programmer. You repair programs so that they solve the "
@@ -37,6 +37,23 @@ class TurnSummary(msgspec.Struct, frozen=True, kw_only=True):
     hint: str | None = None
     code_found: bool = True
     changed: bool = True
+
+
+class PromptParts(msgspec.Struct, frozen=True, kw_only=True):
+    """Which optional parts of the candidate's prompt are shown (FeedbackEval's RQ4
+    ablations, chosen by :func:`..styles.prompt_parts`). They are left out here, where the
+    prompt is assembled, never cut out of the finished text afterwards: a program, a hint
+    or a context may itself hold a line that looks like a section heading."""
+
+    #: the project context (``nocontext`` drops it)
+    context: bool = True
+    #: the earlier turns' feedback and outcomes (``nohistory`` drops them)
+    history: bool = True
+    #: the interface contract and the answer format (``noguidelines`` drops them)
+    guidelines: bool = True
+
+
+ALL_PARTS = PromptParts()
 
 
 def fence_for(text: str) -> str:
@@ -69,24 +86,23 @@ def _answer_format() -> str:
     )
 
 
-def _task(instance: Instance) -> list[str]:
+def _task(instance: Instance, parts: PromptParts) -> list[str]:
     """The problem, then the project context when the instance has one (FeedbackEval's
     "@@Context" part of its repair prompt, Fig. 5)."""
-    parts = [f"## Problem\n{instance.problem.strip()}"]
-    if instance.context.strip():
-        parts.append(f"## Context\n{instance.context.strip()}")
-    return parts
+    out = [f"## Problem\n{instance.problem.strip()}"]
+    if parts.context and instance.context.strip():
+        out.append(f"## Context\n{instance.context.strip()}")
+    return out
 
 
-def initial_prompt(instance: Instance) -> list[Message]:
+def initial_prompt(instance: Instance, parts: PromptParts = ALL_PARTS) -> list[Message]:
     """Turn 0: the problem (and its project context) and the buggy program, with no hint."""
+    ask = "The program above may be incorrect. Repair it so that it solves the problem."
     user = "\n\n".join(
         (
-            *_task(instance),
+            *_task(instance, parts),
             f"## Program\n{fenced(instance.buggy)}",
-            "The program above may be incorrect. Repair it so that it solves the problem. "
-            + _contract(instance),
-            _answer_format(),
+            *((ask + " " + _contract(instance), _answer_format()) if parts.guidelines else (ask,)),
         )
     )
     return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
@@ -107,30 +123,34 @@ def _history(history: Sequence[TurnSummary]) -> str:
 
 
 def turn_prompt(
-    instance: Instance, program: str, hint: str | None, history: Sequence[TurnSummary] = ()
+    instance: Instance, program: str, hint: str | None, history: Sequence[TurnSummary] = (),
+    parts: PromptParts = ALL_PARTS,
 ) -> list[Message]:
     """Turn t ≥ 1: the problem, the current program, this turn's hint and the history.
 
     ``hint`` is ``None`` or empty for a no-hint turn (a baseline, or an omitted hint).
     """
-    parts = _task(instance)
-    if history:
-        parts.append(f"## Earlier turns\n{_history(history)}")
-    parts.append(f"## Current program\n{fenced(program)}")
+    sections = _task(instance, parts)
+    if history and parts.history:
+        sections.append(f"## Earlier turns\n{_history(history)}")
+    sections.append(f"## Current program\n{fenced(program)}")
     hint = (hint or "").strip()
     if hint:
-        parts.append(
+        sections.append(
             "## Feedback\nThe current program still fails some hidden tests. Feedback "
             f"about one group of failures:\n{hint}"
         )
     else:
-        parts.append(
+        sections.append(
             "## Feedback\nThe current program may still fail some hidden tests; no further "
             "feedback is available. Check it against the problem statement."
         )
-    parts.append("Revise the program. " + _contract(instance))
-    parts.append(_answer_format())
+    if parts.guidelines:
+        sections.append("Revise the program. " + _contract(instance))
+        sections.append(_answer_format())
+    else:
+        sections.append("Revise the program.")
     return [
         Message(role="system", content=_SYSTEM),
-        Message(role="user", content="\n\n".join(parts)),
+        Message(role="user", content="\n\n".join(sections)),
     ]

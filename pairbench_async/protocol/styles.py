@@ -17,6 +17,12 @@ own fixed text or removes parts of the candidate's own prompt):
 ``noguidelines`` drops the answer-format and interface guidelines
 ==============  ===================================================================
 
+The three styles that leave a part out (``nocontext``, ``nohistory``, ``noguidelines``)
+are applied where the prompt is assembled (:func:`prompt_parts` gives the builders of
+:mod:`.prompts` their :class:`~.prompts.PromptParts`), never by cutting the finished text:
+a program, a hint or a context may hold a line that looks like a section heading.
+:func:`apply_styles` applies the others.
+
 ``minimal_edit`` (PDB) adds: change as few lines as possible. The offline ``sim``
 candidate does not read prompts, so these change nothing in offline runs: they
 are for real models.
@@ -30,8 +36,9 @@ from collections.abc import Sequence
 
 from ..core.errors import ConfigError
 from ..core.types import Message
+from .prompts import PromptParts
 
-__all__ = ["STYLES", "apply_styles"]
+__all__ = ["STYLES", "apply_styles", "prompt_parts"]
 
 STYLES = ("persona", "cot", "fewshot", "nodocstring", "nocontext", "nohistory", "noguidelines")
 
@@ -70,15 +77,23 @@ def _strip_docstrings(code: str) -> str:
     return "".join(lines)
 
 
-def _sections(text: str) -> list[str]:
-    return re.split(r"\n\n(?=## )", text)
-
-
-def apply_styles(messages: Sequence[Message], styles: Sequence[str], minimal_edit: bool = False) -> list[Message]:
-    """The candidate's messages rewritten for ``styles`` (see the module table)."""
+def _check(styles: Sequence[str]) -> None:
     unknown = set(styles) - set(STYLES)
     if unknown:
         raise ConfigError(f"unknown prompt styles {sorted(unknown)} (known: {', '.join(STYLES)})")
+
+
+def prompt_parts(styles: Sequence[str]) -> PromptParts:
+    """The parts of the candidate's prompt that ``styles`` keep (see the module table)."""
+    _check(styles)
+    return PromptParts(context="nocontext" not in styles, history="nohistory" not in styles,
+                       guidelines="noguidelines" not in styles)
+
+
+def apply_styles(messages: Sequence[Message], styles: Sequence[str], minimal_edit: bool = False) -> list[Message]:
+    """The candidate's messages rewritten for ``styles`` (see the module table); the styles
+    that leave a part out are :func:`prompt_parts`' and change nothing here."""
+    _check(styles)
     out = list(messages)
     if not styles and not minimal_edit:
         return out
@@ -87,14 +102,6 @@ def apply_styles(messages: Sequence[Message], styles: Sequence[str], minimal_edi
     if "nodocstring" in styles:
         user = _FENCED.sub(lambda m: f"{m.group(1)}python\n{_strip_docstrings(m.group(2)).rstrip()}\n{m.group(1)}",
                            user)
-    if "nocontext" in styles:
-        user = "\n\n".join(s for s in _sections(user) if not s.startswith("## Context"))
-    if "nohistory" in styles:
-        user = "\n\n".join(s for s in _sections(user) if not s.startswith("## Earlier turns"))
-    if "noguidelines" in styles:
-        user = "\n".join(ln for ln in user.splitlines()
-                         if not ln.startswith(("Reply with the complete", "The program must define",
-                                               "The program reads from standard input")))
     extra = [t for flag, t in (("cot" in styles, _COT), (minimal_edit, _MINIMAL)) if flag]
     if extra:
         user = user + "\n\n" + "\n".join(extra)

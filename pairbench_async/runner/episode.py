@@ -35,7 +35,7 @@ from ..protocol.policy import Plan, PolicyConfig, PolicyState, Stop
 from ..protocol.prompts import TurnSummary, initial_prompt, turn_prompt
 from ..protocol.protocols import PROTOCOLS, TurnInput, derive_seed
 from ..protocol.shapes import Shape
-from ..protocol.styles import apply_styles
+from ..protocol.styles import apply_styles, prompt_parts
 from ..runlog.records import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord, TurnRecord
 
 __all__ = ["PROTOCOLS", "EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode", "target_record"]
@@ -145,8 +145,8 @@ async def run_episode(
                 context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
                                       target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
                 shown = await env.view(instance)
-                reply = await _call(candidate, apply_styles(initial_prompt(shown), env.styles,
-                                                            env.minimal_edit), env, context)
+                first = initial_prompt(shown, prompt_parts(env.styles))
+                reply = await _call(candidate, apply_styles(first, env.styles, env.minimal_edit), env, context)
                 code, calls0 = extract_code(reply.text), [_call_record("candidate", reply)]
             program = code if code is not None else instance.buggy
             results, ms = await env.evaluate(instance, program)
@@ -176,7 +176,8 @@ async def run_episode(
             context = TurnContext(instance=instance, program=program, turn=turn,
                                   level=step.level, target_lines=list(step.target_lines),
                                   evidence=None, seed=spec.seed, protocol=spec.protocol)
-            messages = turn_prompt(await env.view(instance), program, hint.text if hint else None, history)
+            messages = turn_prompt(await env.view(instance), program, hint.text if hint else None, history,
+                                   prompt_parts(env.styles))
             reply = await _call(candidate, apply_styles(messages, env.styles, env.minimal_edit), env, context)
             calls.append(_call_record("candidate", reply))
             code = extract_code(reply.text)

@@ -7,7 +7,7 @@ import pytest
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Instance, Test
 from pairbench_async.protocol.prompts import TurnSummary, initial_prompt, turn_prompt
-from pairbench_async.protocol.styles import STYLES, apply_styles
+from pairbench_async.protocol.styles import STYLES, apply_styles, prompt_parts
 
 INST = Instance(id="x", kind="call", entry_point="f", time_limit=1.0, memory_limit_mb=64,
                 problem="def f(n):\n    Return n squared.", reference="def f(n):\n    return n * n\n",
@@ -30,11 +30,18 @@ def test_each_style_changes_what_it_says() -> None:
     few = apply_styles(base, ["fewshot"])
     assert len(few) == len(base) + 2 and few[2].role == "assistant"
     assert '"""Square n."""' not in apply_styles(base, ["nodocstring"])[-1].content
+    # the styles that leave a part out act where the prompt is built (prompt_parts)
+    def built(styles: list[str]) -> str:
+        msgs = turn_prompt(INST, INST.buggy, "Look at the operation.", [TurnSummary(turn=1, hint="h")],
+                           prompt_parts(styles))
+        return apply_styles(msgs, styles)[-1].content
+
     # nohistory (formerly misnamed nocontext) drops the earlier turns, and only them
-    no_history = apply_styles(base, ["nohistory"])[-1].content
-    assert "## Earlier turns" not in no_history and "## Current program" in no_history
-    assert apply_styles(base, ["nocontext"]) == base  # INST carries no project context
-    assert "Reply with the complete" not in apply_styles(base, ["noguidelines"])[-1].content
+    assert "## Earlier turns" not in built(["nohistory"]) and "## Current program" in built(["nohistory"])
+    assert built(["nocontext"]) == user  # INST carries no project context
+    no_guide = built(["noguidelines"])
+    assert "Reply with the complete" not in no_guide and "must define the function" not in no_guide
+    assert "Revise the program." in no_guide
     assert "smallest change" in apply_styles(base, [], minimal_edit=True)[-1].content
     everything = apply_styles(base, list(STYLES), minimal_edit=True)
     assert "return n * n" not in " ".join(m.content for m in everything)
@@ -57,8 +64,27 @@ def test_project_context_is_shown_and_nocontext_drops_only_it() -> None:
         user = msgs[-1].content
         assert user.index("## Problem") < user.index("## Context\n" + ctx) < user.index("## Program") \
             if "## Program" in user else user.index("## Context") < user.index("## Current program")
-        dropped = apply_styles(msgs, ["nocontext"])[-1].content
+    for dropped in (initial_prompt(inst, prompt_parts(["nocontext"]))[-1].content,
+                    turn_prompt(inst, inst.buggy, "h", [TurnSummary(turn=1, hint="h")],
+                                prompt_parts(["nocontext"]))[-1].content):
         assert "## Context" not in dropped and "PKCS1_v1_5" not in dropped
-        assert dropped == user.replace("## Context\n" + ctx + "\n\n", "")
     # HumanEval-style instances have no context: no empty section appears
     assert "## Context" not in initial_prompt(INST)[-1].content
+
+
+def test_part_styles_never_cut_a_program_hint_or_context_that_looks_like_a_heading() -> None:
+    # A program whose comment reads like a section heading, a hint with its own "## " line
+    # and a context with a subsection: leaving a part out must not cut into the others.
+    import msgspec
+
+    program = ('def f(n):\n    ## Context: parse input\n\n    ## Earlier turns of the loop\n'
+               '    data = n * n\n    return data\n')
+    inst = msgspec.structs.replace(INST, context="apis: [g]\n\n## Helpers\nh(x) doubles x")
+    hint = "The square is off.\n\n## Details\nCheck the operator."
+    history = [TurnSummary(turn=1, hint="Earlier hint.\n\n## Details\nsecret-ish detail")]
+    for styles in (["nocontext"], ["nohistory"], ["nocontext", "nohistory", "noguidelines"]):
+        user = turn_prompt(inst, program, hint, history, prompt_parts(styles))[-1].content
+        assert program.rstrip() in user  # the whole program, its heading-like comments included
+        assert "## Details\nCheck the operator." in user  # this turn's hint is whole
+        assert ("## Helpers" in user) == ("nocontext" not in styles)  # the context goes whole
+        assert ("secret-ish detail" in user) == ("nohistory" not in styles)  # so does the history
