@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 #: Bumped whenever a record field changes; old records stay decodable.
-SCHEMA_VERSION = 2  # 2: TurnRecord.protected
+#: 2: TurnRecord.protected; 3: FeedbackEval's protocols start from the erroneous program
+#: (TurnRecord.given), HintRecord.words_cut: a run of one schema never resumes in another
+SCHEMA_VERSION = 3
 
 Kind = Literal["stdio", "call"]
 

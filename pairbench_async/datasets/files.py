@@ -19,6 +19,7 @@ import msgspec
 
 from ..core.errors import DatasetError
 from ..core.types import Instance
+from ..protocol.leakage import HiddenData, hidden_data, hidden_quotes
 
 __all__ = [
     "DatasetRead",
@@ -58,6 +59,25 @@ def _field(exc: msgspec.ValidationError) -> str | None:
     return text.split(marker, 1)[1].rstrip("`") if marker in text else None
 
 
+def _context_leaks(inst: Instance) -> list[str]:
+    """Why ``inst.context`` shows the candidate hidden data: a hidden test's input or output
+    (the hints' quote rules), or a whole line of the reference. Names the reference uses
+    are what a project context is for ("related APIs, class definitions, or global
+    variables"), so shorter runs of the reference are allowed, unlike in a hint."""
+    public = "\n".join((inst.problem, inst.buggy,
+                        *(f"{t.input or ''}\n{t.output or ''}" for t in inst.public_tests)))
+    tests = hidden_data(inst)
+    reasons = hidden_quotes(inst.context, HiddenData(inputs=tests.inputs, outputs=tests.outputs, reference=""),
+                            public)
+    shown, known = " ".join(inst.context.split()), " ".join(public.split())
+    for line in inst.reference.splitlines():
+        line = " ".join(line.split())
+        if len(line) >= 16 and line in shown and line not in known:
+            reasons.append("repeats a whole line of the reference solution")
+            break
+    return reasons
+
+
 def check_instance(inst: Instance) -> list[str]:
     """Static problems of one instance (no program is run): each as ``field: reason``."""
     problems: list[str] = []
@@ -86,6 +106,10 @@ def check_instance(inst: Instance) -> list[str]:
             if test.id in seen:
                 problems.append(f"{where}.id: duplicate test id {test.id!r}")
             seen.add(test.id)
+    if inst.context.strip() and inst.tests:
+        # the context is shown to the candidate as is: it must not carry what the hints may
+        # not (a hidden test's input or output, the reference), or runs would be unprotected
+        problems += [f"context: {reason}" for reason in _context_leaks(inst)]
     return problems
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "HintOutcome",
     "ValidationPolicy",
     "hidden_data",
+    "hidden_quotes",
     "produce_hint",
     "retry_messages",
     "review",
@@ -124,6 +125,16 @@ def hidden_data(instance: Instance) -> HiddenData:
             inputs.append(test.input or "")
             outputs.append(test.output or "")
     return HiddenData(inputs=tuple(inputs), outputs=tuple(outputs), reference=instance.reference)
+
+
+def hidden_quotes(text: str, hidden: HiddenData, public: str, policy: ValidationPolicy | None = None) -> list[str]:
+    """Why ``text`` repeats hidden data (a test's input or output, the reference) that
+    ``public`` (what the candidate sees anyway) does not hold; empty if it does not.
+
+    The hint validator's quote rules, for any text bound for the candidate: a dataset's
+    project context is checked with it before a run shows it.
+    """
+    return _quote_reasons(text, hidden, public, policy or ValidationPolicy())
 
 
 # --------------------------------------------------------------------------- validation

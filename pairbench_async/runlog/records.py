@@ -154,11 +154,16 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     #: the ``--sweep`` point this run is (None for a plain run, and in sweeps written
     #: before it was recorded); not compared on resume: feedback and params already are
     sweep: SweepSetting | None = None
-    schema: int = SCHEMA_VERSION
+    #: the record schema the run was written with. The default is 2 because manifests
+    #: used to omit the field (it equalled the default): a manifest without it predates
+    #: schema 3; a new run always sets it (``schema=SCHEMA_VERSION``), so it is written.
+    schema: int = 2
 
     def comparable(self) -> dict[str, object]:
-        """The fields that must match for a resume."""
+        """The fields that must match for a resume (the schema too: a turn 0 recorded under
+        one protocol rule must not meet one recorded under another in the same run)."""
         return {
+            "schema": self.schema,
             "dataset_hash": self.dataset_hash,
             "candidates": self.candidates,
             "feedback": self.feedback,

@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError, StoreError
-from ..core.types import Instance, TestResult
+from ..core.types import SCHEMA_VERSION, Instance, TestResult
 from ..datasets.files import dataset_hash
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
@@ -281,6 +281,7 @@ class Evaluator:
             dataset_hash=dataset_hash(instances), instances=len(instances), candidates=list(c.candidates),
             feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
             python=sys.version.split()[0], platform=platform.platform(), sweep=self._sweep,
+            schema=SCHEMA_VERSION,
         )
 
     def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:

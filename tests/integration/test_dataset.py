@@ -136,3 +136,28 @@ def test_validate_reports_a_broken_reference(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "broken" in proc.stdout and "reference fails 1 of 1" in proc.stdout
+
+
+CTX = {**GOOD, "id": "ctx", "problem": "Print the checksum of the ledger.",
+       "buggy": "import ledger\nprint(ledger.total())\n",
+       "reference": "import ledger\nprint(ledger.checksum(ledger.entries(), modulus=1000003))\n",
+       "tests": [{"id": "1", "input": "ledger-7731-alpha\n", "output": "480015\n"}]}
+
+
+@pytest.mark.parametrize("context, leaks", [
+    ("apis: [ledger.entries, ledger.checksum]\nclasses: [Ledger]", False),  # project context: fine
+    ("helper:\nprint(ledger.checksum(ledger.entries(), modulus=1000003))", True),  # a reference line
+    ("see: x = print(ledger.checksum(ledger.entries(), modulus=1000003)) # inline", True),  # inside a line
+    ("example input: ledger-7731-alpha", True),  # a hidden test's input
+    ("the answer here is 480015", True),  # a hidden test's output
+])
+def test_a_context_that_quotes_hidden_data_is_refused(tmp_path: Path, context: str, leaks: bool) -> None:
+    # The context reaches the candidate verbatim, so it is held to the hints' quote rules:
+    # a dataset row whose context repeats the reference or a hidden test is malformed.
+    path = write(tmp_path / "d.jsonl", [GOOD, {**CTX, "context": context}])
+    if not leaks:
+        assert [i.context for i in read_instances(path).instances] == ["", context]
+        return
+    with pytest.raises(DatasetError) as err:
+        read_instances(path)
+    assert err.value.line == 2 and err.value.field == "context" and "quote" in str(err.value)

@@ -103,3 +103,24 @@ def test_schema_1_records_still_decode(tmp_path: Path) -> None:
     (tmp_path / "records.jsonl").write_bytes(old)
     (record,), _ = read_records(tmp_path)
     assert isinstance(record, TurnRecord) and record.schema == 1 and record.protected is True
+
+
+def test_a_run_of_another_record_schema_never_resumes(tmp_path: Path) -> None:
+    # A manifest written before schema 3 has no "schema" field (it was omitted as the
+    # default): it reads back as schema 2, and a schema-3 run must not resume it, since its
+    # FeedbackEval episodes began with an unhinted turn 0 and the new ones with the given
+    # program (one run would mix both definitions of Repair@k).
+    from pairbench_async.core.types import SCHEMA_VERSION
+
+    new = manifest(schema=SCHEMA_VERSION)
+    write_manifest(tmp_path, new)
+    import json
+
+    data = json.loads((tmp_path / "manifest.json").read_text())
+    assert data["schema"] == SCHEMA_VERSION  # written, not omitted as a default
+    del data["schema"]
+    (tmp_path / "manifest.json").write_text(json.dumps(data))
+    old = read_manifest(tmp_path)
+    assert old is not None and old.schema == 2
+    with pytest.raises(ResumeMismatch, match="schema: records have 2"):
+        check_resume(old, new)
