@@ -104,11 +104,25 @@ def feedback_messages(kind: str, evidence: Evidence) -> list[Message]:
             Message(role="user", content=f"{task}\n{rules}\n\n{render_evidence(evidence)}")]
 
 
+#: tokens whose final period does not end a sentence
+_ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "resp.", "no.", "fig.",
+                            "eq.", "dr.", "mr.", "mrs.", "ms.", "st.", "incl.", "esp."})
+
+
 def first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (the ``sentence`` protocol keeps only that)."""
+    """The first sentence of ``text`` (the ``sentence`` protocol keeps only that).
+
+    A leading list marker ("1.", "-", "*") is dropped, and a period that closes an
+    abbreviation ("e.g.", "i.e.", "vs.") or a number ("3.") does not end the sentence.
+    """
     text = " ".join(text.split())
-    match = re.search(r"^(.+?[.!?])(\s|$)", text)
-    return match.group(1) if match else text
+    text = re.sub(r"^(?:\d+[.)]|[-*•])\s+", "", text)
+    for end in re.finditer(r"[.!?](?=\s|$)", text):
+        token = text[: end.end()].rsplit(" ", 1)[-1].lower()
+        if end.group() == "." and (token in _ABBREVIATIONS or re.fullmatch(r"\(?\d+\.", token)):
+            continue
+        return text[: end.end()]
+    return text
 
 
 def cap_words(text: str, cap: int) -> tuple[str, int]:

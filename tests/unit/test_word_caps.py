@@ -14,7 +14,12 @@ import msgspec
 import pytest
 
 from pairbench_async.core.types import Instance, Message, Test, TestResult, Verdict
-from pairbench_async.protocol.baselines import WORD_CAPS, cap_words, feedback_messages
+from pairbench_async.protocol.baselines import (
+    WORD_CAPS,
+    cap_words,
+    feedback_messages,
+    first_sentence,
+)
 from pairbench_async.protocol.context import TurnContext
 from pairbench_async.protocol.evidence import Evidence
 from pairbench_async.protocol.leakage import HiddenData, ValidationPolicy, hidden_data
@@ -139,3 +144,16 @@ def test_the_transcript_says_a_cut_happened() -> None:
     assert [t.words_cut for t in episode.turns] == [0, 30, 0]
     page = render_transcript_page(build_transcripts(records))
     assert page.count("words past the word cap cut") == 1 and "30 words past the word cap cut" in page
+
+
+@pytest.mark.parametrize(("reply", "sentence"), [
+    ("It fails on empty input. Check the loop.", "It fails on empty input."),
+    ("1. The sum is wrong. 2. Fix the loop.", "The sum is wrong."),  # a list marker is no sentence
+    ("- Off by one at the end. More.", "Off by one at the end."),
+    ("Check small cases, e.g. an empty list. Then the rest.", "Check small cases, e.g. an empty list."),
+    ("Compare i.e. the counts vs. the sums here. Later.", "Compare i.e. the counts vs. the sums here."),
+    ("Does it handle zero? It does not.", "Does it handle zero?"),
+    ("No full stop at all", "No full stop at all"),
+])
+def test_the_sentence_feedback_keeps_one_whole_sentence(reply: str, sentence: str) -> None:
+    assert first_sentence(reply) == sentence
