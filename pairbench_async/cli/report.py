@@ -65,7 +65,8 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         'weighted_ngram_match, syntax_match, dataflow_match} or null}}, '
                         '"precision_note": why precision or CodeBLEU is missing, or null, "pass_at_k": {name: '
                         '{instances, samples, pass_at_k: {k: value}, tca_at_k, initial_pass_at_k, '
-                        'initial_tca_at_k}} (FixEval, over the runs; initial_* read turn 0), '
+                        'initial_tca_at_k}} (FixEval, over the runs; initial_* read turn 0, null when '
+                        'turn 0 is the given erroneous program), '
                         '"test_case_accuracy": {"static": {model: {mean, se, n}}, "static_all", '
                         '"protocols": {protocol: {"interactive": {model: {mean, se, n}}, "all_models", '
                         '"static_rank", "interactive_rank", "footrule", "tau"}}, "word_caps": {protocol: '
@@ -238,12 +239,15 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
     for name, s in sorted(summaries.items()):
         for program, passes, tcas in (("final", s.pass_at_k, s.tca_at_k),
                                       ("turn 0", s.initial_pass_at_k, s.initial_tca_at_k)):
+            if passes is None or tcas is None:  # turn 0 is the given program: no sample
+                continue
             rows.append([name, program, *(_pct(passes.get(k)) for k in ks),
                          *(_pct(tcas.get(k)) for k in ks), str(s.samples)])
     lines = _columns(header, rows)
     lines.append("FixEval over the runs, in %: pass@k = 1 - C(n-c,k)/C(n,k) (c of n runs pass "
                  "every hidden test), TCA@k = mean share of hidden tests passed by runs 1..k; "
-                 "final = each run's last program, turn 0 = its unhinted repair")
+                 "final = each run's last program, turn 0 = its unhinted repair (none for simple, "
+                 "compiler, test, human: their turn 0 is the given erroneous program)")
     return "\n".join(lines)
 
 
@@ -264,7 +268,7 @@ def _run_json(run_dir: Path, prices: PriceBook | None) -> dict[str, Any]:
                              "complete": comp.complete, "common_instances": comp.common,
                              "instances": comp.instances, "notice": comp.banner()},
             **leaderboard_json(board)}
-    precision, note = _precision(records, manifest)
+    precision, note = _precision(restrict(records), manifest)
     if precision is not None:
         data["precision"] = msgspec.to_builtins(precision)
     data["precision_note"] = note or None
@@ -274,7 +278,7 @@ def _run_json(run_dir: Path, prices: PriceBook | None) -> dict[str, Any]:
     data["cost_total"] = cost_summary(tokens).total
     data["unprotected"] = board.unprotected
     alpha = manifest.params.get("turns") if manifest is not None else None
-    data["repair_at_k"] = repair_at_k_json(records, alpha if isinstance(alpha, int) else None)
+    data["repair_at_k"] = repair_at_k_json(restrict(records), alpha if isinstance(alpha, int) else None)
     data["test_case_accuracy"] = msgspec.to_builtins(
         talk_accuracy(restrict(records), manifest.protocols if manifest else None))
     return data
@@ -287,7 +291,14 @@ def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
     from ..report.completeness import completeness, restrict
     from ..report.cost import render_tokens_text
     from ..report.layout import accuracy_section, section_text
-    from ..report.leaderboard import leaderboard, render_text, trajectories, unprotected_protocols
+    from ..report.leaderboard import (
+        leaderboard,
+        render_repair_at_k_text,
+        render_text,
+        repair_at_k_json,
+        trajectories,
+        unprotected_protocols,
+    )
     from ..report.pass_at_k import pass_at_k_by_model
     from ..runlog.store import read_manifest, read_records
 
@@ -299,7 +310,10 @@ def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
     tokens = _token_rows(records, manifest, prices)
     if tokens:
         parts.append("\n" + render_tokens_text(tokens))
-    precision, note = _precision(records, manifest)
+    alpha = manifest.params.get("turns") if manifest is not None else None
+    parts.append("\n" + render_repair_at_k_text(
+        repair_at_k_json(restrict(records), alpha if isinstance(alpha, int) else None)))
+    precision, note = _precision(restrict(records), manifest)
     if precision:
         parts.append("\n" + _precision_text(precision, note))
     elif note:

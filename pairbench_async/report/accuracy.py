@@ -13,7 +13,8 @@ Spearman's Footrule distances between the Static and interactive settings" (Tabl
 Here an episode is a question: its Static TCA is p_0 (turn 0, the attempt before any
 feedback) and its interactive TCA is p_τ (the last evaluated turn: the episode stops at
 all-pass or after α turns, as the paper's loop does). Every protocol shares the same
-unhinted turn 0, so the Static column pools the turn 0 of every protocol's episodes, except
+unhinted turn 0 (the same prompt under the same seed), so the Static column takes one turn 0
+per (model, run, instance), from whichever protocol ran it, except
 FeedbackEval's protocols, whose turn 0 is the erroneous program as given (no attempt was
 made: ``Trajectory.given_start``); each protocol is one interactive setting. A model with no
 unhinted turn 0 has no Static value and is left out of the ranking comparison. Pure:
@@ -132,8 +133,15 @@ def static_vs_interactive(trajectories: Iterable[Trajectory],
     if not items:
         raise ValueError("test-case accuracy of no episode")
     check_unique(items)
-    attempted = [t for t in items if not t.given_start]  # the given program is no attempt
-    static = {m: mean_accuracy(_static_tca(t) for t in ts) for m, ts in _by(attempted, "model").items()}
+    # one Static draw per (model, run, instance): every protocol's turn 0 is the same prompt
+    # under the same seed, so counting each protocol's copy would shrink the standard error
+    # without adding a draw; the first protocol in ``protocols`` order stands for them all
+    rank = {p: k for k, p in enumerate(protocols or ())}
+    attempted: dict[tuple[str, int, str], Trajectory] = {}
+    for t in sorted((t for t in items if not t.given_start),  # the given program is no attempt
+                    key=lambda t: (rank.get(t.protocol or "", len(rank)), t.protocol or "")):
+        attempted.setdefault((t.model, t.run, t.instance_id), t)
+    static = {m: mean_accuracy(_static_tca(t) for t in ts) for m, ts in _by(attempted.values(), "model").items()}
     by_protocol = _by(items, "protocol")
     order = [p for p in (protocols or sorted(by_protocol)) if p in by_protocol]
     order += [p for p in sorted(by_protocol) if p not in order]
@@ -151,7 +159,8 @@ def static_vs_interactive(trajectories: Iterable[Trajectory],
             footrule=footrule(static_rank, final_rank) if ranked else None,
             tau=kendall_tau(static_rank, final_rank) if ranked else None)
     return TalkAccuracy(static=static,
-                        static_all=mean_accuracy(_static_tca(t) for t in attempted) if attempted else None,
+                        static_all=(mean_accuracy(_static_tca(t) for t in attempted.values())
+                                    if attempted else None),
                         protocols=out)
 
 

@@ -54,7 +54,7 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo(name="HCC", better="higher", meaning="Hinted Closed Coverage: initially failing hinted tests passing at the end",
                formula="|F_0 ∩ H ∩ P_τ| / |F_0|, H = ∪ G_t", source=f"{_PAIR}, Table III"),
     MetricInfo(name="HCCShown", better="higher",
-               meaning="HCC with H = the sampled tests the hints were grounded in (the other reading)",
+               meaning="HCC with H = the tests sampled from G_t for the feedback model (the other reading)",
                formula="|F_0 ∩ H' ∩ P_τ| / |F_0|, H' = ∪ representatives of G_t", source=f"{_PAIR}, §V-A.4"),
     MetricInfo(name="RepairRate", better="higher", meaning="failing tests repaired per turn",
                formula="|F_{t-1} ∩ P_t| / |T|, per turn", source=f"{_PAIR}, Table V"),

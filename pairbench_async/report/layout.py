@@ -17,6 +17,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from ..protocol.protocols import PROTOCOLS
 from .accuracy import Accuracy, TalkAccuracy
 from .cost import cost_summary, format_cost
 from .leaderboard import UNPROTECTED_NOTE
@@ -283,11 +284,13 @@ def _repair_at_k_table(report: Report) -> Table:
             series = report.views[p].cumulative.get(model)
             if series is None:
                 continue
+            given = p in PROTOCOLS and PROTOCOLS[p].starts_from_erroneous
             rows.append([Cell(model if first else ""), Cell(p),
+                         Cell("the erroneous program" if given else "unhinted repair"),
                          *(Cell(f"{100 * series[k]:.1f}") for k in ks)])
             first = False
-    return Table(header=["Model", "Protocol", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
-                 left=2)
+    return Table(header=["Model", "Protocol", "Turn 0", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
+                 left=3)
 
 
 #: FixEval reports pass@k and TCA@k at k = 1, 3, 5, 10; with three runs we show k = 1, 2, 3.
@@ -346,6 +349,8 @@ def _execution_table(report: Report) -> Table:
     for model, p, g in groups:
         for program, passes, tcas in (("final", g.pass_at_k, g.tca_at_k),
                                       ("turn 0", g.initial_pass_at_k, g.initial_tca_at_k)):
+            if passes is None or tcas is None:  # turn 0 is the given program: no sample
+                continue
             rows.append([Cell(model if model != last else ""), Cell(p if program == "final" else ""),
                          Cell(program), *values(passes), *values(tcas), Cell(str(g.instances)),
                          Cell(str(g.samples))])
@@ -666,6 +671,8 @@ def report_sections(report: Report) -> list[Section]:
     hcc = [[Cell(m), Cell(fmt("HCC", view.models[m].HCC)), Cell(fmt("HCCShown", view.models[m].HCCShown))]
            for m in order]
     alpha = max((len(s) for s in view.cumulative.values()), default=1) - 1
+    given = main in PROTOCOLS and PROTOCOLS[main].starts_from_erroneous
+    turn0 = "turn 0: the erroneous program as given" if given else "turn 0: unhinted repair"
     sections = [
         _overview(report),
         Section(id="leaderboard", title=f"Table III. Progress-centric leaderboard ({main})",
@@ -694,16 +701,16 @@ def report_sections(report: Report) -> list[Section]:
                 intro="|F_0 ∩ H ∩ P_T| / |F_0|: the share of initially failing tests that were "
                       "hinted and pass at the end. The paper's \"H ... the set of failing tests "
                       "selected for hints\" reads two ways: HCC takes H = the selected scenarios "
-                      "G_t (every test of them; the figure), HCC (shown) H = the sampled "
-                      "representatives the hints were grounded in, a subset, so it is never larger.",
+                      "G_t (every test of them; the figure), HCCShown H = the representatives "
+                      "sampled from G_t that the feedback model was shown to write the hint (never "
+                      "the candidate), a subset, so it is never larger.",
                 figure="fig4" if hinted else None, figure_caption="Fig. 4. HintedClosedCoverage.",
-                tables=[Table(header=["Model", "HCC (%) ↑", "HCC, H = shown tests (%) ↑"], rows=hcc)]
+                tables=[Table(header=["Model", "HCC (%) ↑", "HCCShown, H = sampled tests (%) ↑"], rows=hcc)]
                 if hinted else [],
                 notes=[] if hinted else [f"{main} gives no targeted hints: HCC is undefined."]),
         Section(id="fig5-trajectories",
                 title=f"Fig. 5. Pass-rate trajectories ({main}, run {report.fig5_run})",
-                intro="Pass rate (%) after each turn on chosen instances "
-                      "(turn 0: unhinted repair).",
+                intro=f"Pass rate (%) after each turn on chosen instances ({turn0}).",
                 figure="fig5" if report.fig5 else None,
                 figure_caption="Fig. 5. Pass-rate trajectories for chosen repair instances.",
                 tables=[Table(header=["Instance", "Model", "Pass rate by turn (%)"], left=3, rows=[
@@ -711,8 +718,9 @@ def report_sections(report: Report) -> list[Section]:
                     for iid, per in report.fig5.items()
                     for k, (model, series) in enumerate(per.items())])]),
         Section(id="fig6-cumulative", title=f"Fig. 6. Cumulative Final Fix by turn ({main})",
-                intro="Share of episodes fully fixed at or before each turn; "
-                      "turn 0 is Initial Fix.",
+                intro="Share of episodes fully fixed at or before each turn; " + (
+                    "turn 0 is the erroneous program as given (no Initial Fix), turn k is "
+                    "Repair@k." if given else "turn 0 is Initial Fix."),
                 figure="fig6", figure_caption="Fig. 6. Cumulative Final Fix Rate by turn.",
                 tables=[Table(header=["Model", *(f"t={t}" for t in range(alpha + 1))], rows=[
                     [Cell(m), *(Cell(f"{100 * v:.1f}") for v in view.cumulative[m])]

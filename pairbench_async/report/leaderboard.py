@@ -21,6 +21,7 @@ __all__ = [
     "UNPROTECTED_NOTE",
     "Leaderboard",
     "leaderboard",
+    "render_repair_at_k_text",
     "repair_at_k_json",
     "trajectories",
     "unprotected_protocols",
@@ -98,15 +99,31 @@ def leaderboard(records: Sequence[Record]) -> Leaderboard:
 
 def repair_at_k_json(records: Sequence[Record], alpha: int | None = None) -> dict[str, dict[str, float | None]]:
     """FeedbackEval's Repair@k per leaderboard row (``model`` or ``model|protocol``), for
-    k = 1, 2, 3 and ``alpha`` (the run's hinted-turn budget) when it is larger."""
+    k = 1, 2, 3 and ``alpha`` (the run's feedback-round budget), never past ``alpha``: a
+    round that never ran has no Repair@k (a ``--turns 1`` run has Repair@1 only)."""
     from .metrics import group_key, repair_at_k
 
     trajs, _, _ = trajectories(records)
-    ks = sorted({1, 2, 3, *([alpha] if alpha is not None and alpha > 3 else [])})
+    ks = sorted({k for k in (1, 2, 3, alpha or 0) if k >= 1 and (alpha is None or k <= alpha)})
     groups: dict[str, list[Trajectory]] = {}
     for traj in trajs:
         groups.setdefault(group_key(traj.model, traj.protocol), []).append(traj)
     return {name: {str(k): repair_at_k(items, k) for k in ks} for name, items in sorted(groups.items())}
+
+
+def render_repair_at_k_text(table: dict[str, dict[str, float | None]]) -> str:
+    """:func:`repair_at_k_json`'s table for the terminal, in %."""
+    ks = sorted({int(k) for row in table.values() for k in row})
+    header = ["Model", *(f"Repair@{k}" for k in ks)]
+    rows = [[name, *("-" if row.get(str(k)) is None else f"{100 * row[str(k)]:.1f}"  # type: ignore[operator]
+                     for k in ks)] for name, row in table.items()]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("Repair@k (FeedbackEval), in %: episodes passing every hidden test after k feedback rounds; "
+                 "simple, compiler, test and human start from the erroneous program, the others' "
+                 "unhinted turn 0 precedes the k rounds and counts")
+    return "\n".join(lines)
 
 
 def leaderboard_json(board: Leaderboard) -> dict[str, object]:

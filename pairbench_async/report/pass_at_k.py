@@ -67,8 +67,10 @@ class PassAtK(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     samples: int
     pass_at_k: dict[int, float]
     tca_at_k: dict[int, float]
-    initial_pass_at_k: dict[int, float]
-    initial_tca_at_k: dict[int, float]
+    #: the same for turn 0; None when turn 0 is the erroneous program as given (FeedbackEval's
+    #: protocols: no model wrote it, so it is no sample of the model)
+    initial_pass_at_k: dict[int, float] | None
+    initial_tca_at_k: dict[int, float] | None
 
 
 def _share(traj: Trajectory, index: int) -> float:
@@ -111,7 +113,8 @@ def summarise_samples(trajectories: Iterable[Trajectory]) -> PassAtK | None:
     per_instance = [[runs[r] for r in sorted(runs)] for _, runs in sorted(by_instance.items())]
     n = min(len(runs) for runs in per_instance)
     final_pass, final_tca = _means(per_instance, -1, n)
-    first_pass, first_tca = _means(per_instance, 0, n)
+    given = all(traj.given_start for runs in per_instance for traj in runs)
+    first_pass, first_tca = (None, None) if given else _means(per_instance, 0, n)
     return PassAtK(instances=len(per_instance), samples=n, pass_at_k=final_pass,
                    tca_at_k=final_tca, initial_pass_at_k=first_pass, initial_tca_at_k=first_tca)
 

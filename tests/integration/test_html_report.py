@@ -267,16 +267,48 @@ def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
     records, _ = read_records(run_dir)
     report = build_report(records, read_manifest(run_dir))
     md = render_markdown(report)
-    assert "| Model | Protocol | Repair@1 (%) ↑ | Repair@2 (%) ↑ | Repair@3 (%) ↑ |" in md
+    assert "| Model | Protocol | Turn 0 | Repair@1 (%) ↑ | Repair@2 (%) ↑ | Repair@3 (%) ↑ |" in md
     table = _repair_at_k_table(report)
     trajs, _, _ = trajectories(records, with_protocol=True)
     model = ""
     for row in table.rows:
         model = row[0].text or model
         mine = [t for t in trajs if t.model == model and t.protocol == row[1].text]
-        for k, cell in enumerate(row[2:], start=1):
+        assert row[2].text == "unhinted repair"  # pair and nohint; FeedbackEval's start from the program
+        for k, cell in enumerate(row[3:], start=1):
             assert cell.text == f"{100 * (repair_at_k(mine, k) or 0.0):.1f}", (model, row[1].text, k)
     assert len(table.rows) == 4  # 2 models x 2 protocols
+
+
+def test_repair_at_k_stops_at_the_round_budget_and_is_in_the_text_report(tmp_path: Path) -> None:
+    # --turns 1 is FeedbackEval's single-iteration setting: rounds 2 and 3 never ran, so
+    # the JSON has Repair@1 only (it used to print Repair@2 and @3 as 0); the plain-text
+    # report shows the table too, and its numbers are the metric's on the same records.
+    import json
+    import subprocess
+    import sys
+
+    from pairbench_async.report.leaderboard import repair_at_k_json, trajectories
+    from pairbench_async.report.metrics import repair_at_k
+
+    out = tmp_path / "one"
+    subprocess.run([sys.executable, "-m", "pairbench_async", "--protocol", "simple", "pair", "--limit", "4",
+                    "--turns", "1", "--out", str(out), "-q"], check=True, capture_output=True)
+    data = json.loads(subprocess.run([sys.executable, "-m", "pairbench_async", "report", str(out), "--json"],
+                                     check=True, capture_output=True, text=True).stdout)
+    assert all(list(row) == ["1"] for row in data["repair_at_k"].values()) and data["repair_at_k"]
+    records, _ = read_records(out)
+    trajs, _, _ = trajectories(records, with_protocol=True)
+    simple = [t for t in trajs if t.model == "sim:0.8" and t.protocol == "simple"]
+    assert data["repair_at_k"]["sim:0.8|simple"]["1"] == pytest.approx(repair_at_k(simple, 1))
+    assert repair_at_k_json(records, 5)["sim:0.8|simple"].keys() == {"1", "2", "3", "5"}
+    text = subprocess.run([sys.executable, "-m", "pairbench_async", "report", str(out)],
+                          check=True, capture_output=True, text=True).stdout
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Model") and "Repair@1" in ln)
+    row = next(ln for ln in lines[start:] if ln.startswith("sim:0.8|simple "))
+    assert "Repair@2" not in text
+    assert row.split() == ["sim:0.8|simple", f"{100 * repair_at_k(simple, 1):.1f}"]
 
 
 
@@ -294,10 +326,15 @@ async def test_test_case_accuracy_is_seed_002s_in_every_output(
     assert report.accuracy is not None and report.accuracy.static == expected.static
     assert report.accuracy.protocols == expected.protocols and list(expected.protocols) == ["pair", "nohint"]
     # recomputed from the records, outside the module: Static of sim:0.8 = mean p_0 of its
-    # 4 instances x 2 protocols x 2 runs = 16 episodes; pair's last pass rate per episode
+    # 4 instances x 2 runs = 8 draws (each protocol's turn 0 is the same prompt and seed, so
+    # its 16 episodes hold 8 distinct turn-0 results); pair's last pass rate per episode
     ends = {r.episode_id: r for r in records if isinstance(r, TurnRecord)}
     firsts = [r.pass_rate for r in records if isinstance(r, TurnRecord) and r.turn == 0 and r.model == "sim:0.8"]
     assert len(firsts) == 16 and report.accuracy.static["sim:0.8"].mean == pytest.approx(sum(firsts) / 16)
+    draws = {(r.run, r.instance_id): r.pass_rate for r in records
+             if isinstance(r, TurnRecord) and r.turn == 0 and r.model == "sim:0.8"}
+    assert report.accuracy.static["sim:0.8"].n == len(draws) == 8
+    assert report.accuracy.static["sim:0.8"].mean == pytest.approx(sum(draws.values()) / 8)
     last = [r.pass_rate for r in ends.values() if r.model == "sim:0.8" and r.protocol == "pair"]
     assert report.accuracy.protocols["pair"].interactive["sim:0.8"].mean == pytest.approx(sum(last) / len(last))
     md = render_markdown(report)

@@ -68,17 +68,23 @@ def test_mean_and_standard_error_by_hand() -> None:
         mean_accuracy([])
 
 
-def test_static_pools_every_protocols_turn_0_by_hand() -> None:
+def test_static_takes_one_turn_0_per_model_run_and_instance_by_hand() -> None:
+    # Every protocol's turn 0 is the same prompt under the same seed: one Static draw per
+    # (model, run, instance), not one per protocol (that would shrink the standard error
+    # without a new draw; mutation: pooling both protocols' copies gives n = 4).
     acc = static_vs_interactive(TRAJS, ["paragraph", "sentence"])
-    # A: p_0 = .25, 0, .25, 0 -> mean .125; deviations ±.125: s = sqrt(4 * .015625 / 3) = .1443376,
-    #    se = s / sqrt(4) = .0721688
-    _close(acc.static["A"], 0.125, math.sqrt(4 * 0.125**2 / 3) / 2, 4)
-    # B: .5, 1, .5, 1 -> .75; ±.25: s = sqrt(4 * .0625 / 3) = .2886751, se = .1443376
-    _close(acc.static["B"], 0.75, math.sqrt(4 * 0.25**2 / 3) / 2, 4)
-    # C: .75, .5, .75, .5 -> .625; ±.125 -> se .0721688
-    _close(acc.static["C"], 0.625, math.sqrt(4 * 0.125**2 / 3) / 2, 4)
-    # over all 12 episodes: (.5 + 3 + 2.5) / 12 = .5
-    assert acc.static_all.n == 12 and math.isclose(acc.static_all.mean, 0.5)
+    # A: p_0 = .25 (i1), 0 (i2) -> mean .125; s = sqrt(2 * .125² / 1) = .1767767, se = s / sqrt(2) = .125
+    _close(acc.static["A"], 0.125, 0.125, 2)
+    # B: .5, 1 -> .75; s = sqrt(2 * .25²) = .3535534, se = .25
+    _close(acc.static["B"], 0.75, 0.25, 2)
+    # C: .75, .5 -> .625; se = .125
+    _close(acc.static["C"], 0.625, 0.125, 2)
+    # over the 6 distinct draws: (.25 + 0 + .5 + 1 + .75 + .5) / 6 = 3 / 6 = .5
+    assert acc.static_all is not None and acc.static_all.n == 6 and math.isclose(acc.static_all.mean, 0.5)
+    # the copy kept is the first protocol's in the order given: a sentence-first order reads
+    # the sentence episodes' turn 0 (here equal, so the numbers do not move)
+    again = static_vs_interactive(TRAJS, ["sentence", "paragraph"])
+    assert {m: (a.mean, a.n) for m, a in again.static.items()} == {m: (a.mean, a.n) for m, a in acc.static.items()}
 
 
 def test_interactive_tca_per_model_and_protocol_by_hand() -> None:
@@ -121,8 +127,9 @@ def test_a_protocol_with_one_model_has_no_ranking_and_order_defaults_to_sorted()
     assert list(acc.protocols) == ["code", "paragraph", "sentence"]
     code = acc.protocols["code"]
     assert code.footrule is None and code.tau is None and code.interactive_rank == {"A": 1.0}
-    # A's Static now pools 5 episodes: (.25 + 0 + .25 + 0 + .25) / 5 = .15
-    assert math.isclose(acc.static["A"].mean, 0.15)
+    # A's code episode on i1 is a third copy of (A, run 0, i1)'s turn 0: Static still counts
+    # one draw per instance, (.25 + 0) / 2 = .125 (mutation: pooling copies gives .15 over 5)
+    assert math.isclose(acc.static["A"].mean, 0.125) and acc.static["A"].n == 2
 
 
 def test_repeated_runs_are_pooled_and_an_episode_twice_is_refused() -> None:

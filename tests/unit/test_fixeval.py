@@ -138,6 +138,17 @@ def test_pass_at_k_and_tca_at_k_of_a_group_by_hand() -> None:
     assert decoded == summary
 
 
+def test_turn_0_of_a_given_start_group_is_no_sample() -> None:
+    # FeedbackEval's protocols start from the erroneous program: their turn 0 was written by
+    # no model, so the static ("turn 0") pass@k / TCA@k are undefined, not the buggy
+    # program's pass rate; the final programs' numbers are unchanged (1/3, 1/2, 1/2 above).
+    given = [msgspec.structs.replace(t, given_start=True) for t in EPISODES]
+    summary = summarise_samples(given)
+    assert summary is not None
+    assert summary.initial_pass_at_k is None and summary.initial_tca_at_k is None
+    assert summary.pass_at_k == approx({1: 1 / 3, 2: 1 / 2, 3: 1 / 2})
+
+
 def test_k_runs_up_to_the_fewest_runs_of_any_instance() -> None:
     # i1 keeps its three runs (final shares [1, 1/2, 1], c = 2, n = 3); i2 has two runs,
     # final shares [1 (T = {x, y} both pass), 1/2], c = 1, n = 2. So k = 1, 2 only.
