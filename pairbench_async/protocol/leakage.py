@@ -5,9 +5,12 @@ a higher level, and regenerates it up to a budget. This module owns the data the
 validator works on (the policy, the hidden data, the attempts and the outcome), the
 verdict on one hint (:func:`validate_hint`, which applies every rule), the
 regeneration loop and the choice made when the budget runs out. The rules themselves
-are in :mod:`.leakage_patterns` (``code``, ``location``, ``direction``) and
-:mod:`.leakage_quotes` (``quote``); their docstrings state each rule. Each rejection
-reason starts with its rule name (or ``length`` / ``empty``). Pure: no I/O.
+are in :mod:`.leakage_reveals` (``input_pattern`` below L2, ``state`` below L3,
+``concept`` below L5), :mod:`.leakage_patterns` (``code`` at every level, ``location``
+below L4, ``direction`` below L6) and :mod:`.leakage_quotes` (``quote``); their
+docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
+enforce. Each rejection reason starts with its rule name, which for the Table II rules
+is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
 
 When the budget is exhausted, ``on_exhausted="fallback"`` (the default) gives the
 level's fixed generic hint (``hints.HintLevel.fallback``, filled only from the
@@ -31,6 +34,7 @@ from .feedback_prompt import build_feedback_prompt
 from .hints import fallback_hint, hint_level
 from .leakage_patterns import _code_reasons, _direction_reasons, _location_reasons, _own_names
 from .leakage_quotes import _quote_reasons, _QuoteIndex
+from .leakage_reveals import _concept_reasons, _input_pattern_reasons, _state_reasons
 
 __all__ = [
     "HiddenData",
@@ -167,8 +171,14 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, hidden: 
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     reasons += _code_reasons(text, own_names)
+    if level < 2:
+        reasons += _input_pattern_reasons(text)
+    if level < 3:
+        reasons += _state_reasons(text)
     if level < 4:
         reasons += _location_reasons(text, own_names)
+    if level < 5:
+        reasons += _concept_reasons(text)
     if level < 6:
         reasons += _direction_reasons(text)
     reasons += _quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy)
