@@ -150,7 +150,8 @@ def _token_rows(records: list[Any], manifest: RunManifest | None,
     from ..report.cost import token_rows
 
     return token_rows(records, manifest.protocols if manifest else (), prices=prices,
-                      feedback=manifest.feedback if manifest else None)
+                      feedback=manifest.feedback if manifest else None,
+                      validator=manifest.validator if manifest else None)
 
 
 def _precision_text(summaries: dict[str, Any]) -> str:

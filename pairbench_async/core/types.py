@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Bumped whenever a record field changes; old records stay decodable.
-SCHEMA_VERSION = 2  # 2: TurnRecord.protected
+SCHEMA_VERSION = 3  # 2: TurnRecord.protected; 3: HintAttempt.judge, CallRecord role "validator", RunManifest.validator
 
 Kind = Literal["stdio", "call"]
 

@@ -40,6 +40,7 @@ __all__ = [
     "HiddenData",
     "HintAttempt",
     "HintOutcome",
+    "JudgeVerdict",
     "ValidationPolicy",
     "hidden_data",
     "produce_hint",
@@ -95,11 +96,30 @@ class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
         return {}
 
 
-class HintAttempt(msgspec.Struct, frozen=True, kw_only=True):
-    """One generated hint and why it was rejected (empty ``reasons``: accepted)."""
+class JudgeVerdict(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the LLM judge (:mod:`.judge`) said of a hint the rules accepted.
+
+    ``verdict`` is the one that counts: ``reject`` (the hint is regenerated),
+    ``accept``, or ``malformed`` (the reply could not be read; the rules' acceptance
+    stands). ``boundary`` is the Table II boundary a rejection names; ``reason`` the
+    judge's own words (for ``malformed``: the head of its reply).
+    """
+
+    verdict: Literal["accept", "reject", "malformed"]
+    reason: str = ""
+    boundary: str | None = None
+
+
+class HintAttempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One generated hint and why it was rejected (empty ``reasons``: accepted).
+
+    ``judge`` is the LLM judge's verdict when one was asked (only of hints the rules
+    accepted); a judge rejection is also one of the ``reasons``, as ``judge: ...``.
+    """
 
     text: str
     reasons: tuple[str, ...] = ()
+    judge: JudgeVerdict | None = None
 
 
 class HintOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -195,16 +215,21 @@ def review(
     hidden: HiddenData,
     failure: str,
     policy: ValidationPolicy | None = None,
+    judge: JudgeVerdict | None = None,
 ) -> tuple[tuple[HintAttempt, ...], HintOutcome | None]:
     """Validate one more generated hint; the outcome, or ``None`` to regenerate.
 
     ``failure`` is the targeted scenario's failure type, used only to word the
-    fallback hint. The async caller drives its own loop with this function.
+    fallback hint. ``judge`` is the LLM judge's verdict on this text (asked only when
+    the rules accept it, :func:`.judge.judge_hint`): a ``reject`` rejects the hint like
+    a rule would. The async caller drives its own loop with this function.
     """
     policy = policy or ValidationPolicy()
     text = text.strip()
     reasons = validate_hint(text, level, evidence, candidate_code, hidden, policy)
-    history = (*attempts, HintAttempt(text=text, reasons=tuple(reasons)))
+    if not reasons and judge is not None and judge.verdict == "reject":
+        reasons = [f"judge: {judge.boundary or 'unnamed boundary'}: {judge.reason}"]
+    history = (*attempts, HintAttempt(text=text, reasons=tuple(reasons), judge=judge))
     if not reasons:
         return history, HintOutcome(text=text, level=level, attempts=history)
     if len(history) < policy.budget:

@@ -34,7 +34,8 @@ __all__ = [
 class CallRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """One model call of a turn: who, what came back, what it cost."""
 
-    role: Literal["candidate", "feedback"]
+    #: ``validator``: the leakage validator's LLM judge (``--validator-model``)
+    role: Literal["candidate", "feedback", "validator"]
     model: str
     text: str
     usage: Usage = Usage()
@@ -135,6 +136,8 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     python: str = ""
     platform: str = ""
     schema: int = SCHEMA_VERSION
+    #: the leakage validator's LLM judge (``--validator-model``); None: the rules alone
+    validator: str | None = None
 
     def comparable(self) -> dict[str, object]:
         """The fields that must match for a resume."""
@@ -142,6 +145,7 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
             "dataset_hash": self.dataset_hash,
             "candidates": self.candidates,
             "feedback": self.feedback,
+            "validator": self.validator,
             "protocols": self.protocols,
             "runs": self.runs,
             "seed": self.seed,
