@@ -131,6 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     from .build_dataset import add_build_parser
 
     add_build_parser(sub)
+    from .validate_hints import add_validate_hints_parser
+
+    add_validate_hints_parser(sub)
     return parser
 
 
@@ -138,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m pairbench_async``; returns the exit code."""
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"run", "report", "exec", "validate", "import", "build-dataset", "list", "export", "metrics"}
+    commands = {"run", "report", "exec", "validate", "import", "build-dataset", "list", "export", "metrics",
+                "validate-hints"}
     if not argv or (argv[0] not in commands and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "run")  # `python -m pairbench_async --concurrency 256` is a run
     args = parser.parse_args(argv)
@@ -180,6 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .validate import validate_command
 
             return asyncio.run(validate_command(args))
+        if args.command == "validate-hints":
+            from .validate_hints import validate_hints_command
+
+            return asyncio.run(validate_hints_command(args))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -195,7 +195,8 @@ def _token_rows(records: list[Any], manifest: RunManifest | None,
     from ..report.cost import token_rows
 
     return token_rows(records, manifest.protocols if manifest else (), prices=prices,
-                      feedback=manifest.feedback if manifest else None)
+                      feedback=manifest.feedback if manifest else None,
+                      validator=manifest.validator if manifest else None)
 
 
 def _pct(v: float | None) -> str:

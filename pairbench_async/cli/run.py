@@ -33,6 +33,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="candidate models: sim:SKILL[?latency=S], openai:MODEL[@URL], replay:PATH "
                    "(default: sim:0.3 sim:0.8)")
     p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
+    p.add_argument("--validator-model", metavar="SPEC", default=None,
+                   help="an LLM judge for the leakage validator, openai:MODEL[@URL]: asked with Table II's "
+                   "rubric about every hint the rules accept, its verdicts recorded (default: the rules alone)")
     p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
                    help="pair (default); baselines: nohint vanilla simple compiler test human paragraph "
                    "sentence code rephrase selfcritique (several: each its own episodes)")
@@ -113,7 +116,8 @@ def _check_keys(config: object, model_config: str | None) -> None:
     from ..models.specs import load_model_config, openai_settings
 
     settings = load_model_config(model_config)
-    for spec in {*config.candidates, config.feedback}:  # type: ignore[attr-defined]
+    validator = [config.validator] if config.validator else []  # type: ignore[attr-defined]
+    for spec in {*config.candidates, config.feedback, *validator}:  # type: ignore[attr-defined]
         if parse_model_spec(spec)[0] != "openai":
             continue
         s = openai_settings(spec, settings)
@@ -214,6 +218,7 @@ async def run_command(args: argparse.Namespace) -> int:
               "the earlier turns (what nocontext meant before)", file=sys.stderr)
     base = RunConfig(
         candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
+        validator=args.validator_model,
         protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
@@ -368,7 +373,8 @@ def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int | str
     FeedbackEval protocols, which start from the erroneous program) and one per revision
     turn (α of them; ``selfcritique`` doubles them), and per revision turn up to
     ``hint_budget`` feedback generations for validated model-written feedback (``pair``,
-    ``vanilla``, ``human``, ...), one for ``code``. Tokens are estimated from each
+    ``vanilla``, ``human``, ...), one for ``code``, and as many validator verdicts with
+    ``--validator-model``. Tokens are estimated from each
     instance's first prompt (chars/4; later turns counted at 1.5x, feedback prompts at
     2x) plus the answer budget (``--max-tokens``, else 512): an estimate, not a bill.
     """
@@ -404,6 +410,12 @@ def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int | str
                         f[0] += m
                         f[1] += m * 2 * tokens
                         f[2] += m * answer
+                    if per_turn_fb and proto.validated and base.validator:
+                        j = calls.setdefault(base.validator, [0, 0, 0])
+                        m = base.runs * per_turn_fb * turns  # at most one verdict per generation
+                        j[0] += m
+                        j[1] += m * 2 * tokens
+                        j[2] += m * answer
         if base.obfuscate:  # each setting's evaluator summarises every problem once
             f = calls.setdefault(feedback, [0, 0, 0])
             f[0] += len(instances)

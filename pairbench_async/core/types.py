@@ -33,7 +33,8 @@ __all__ = [
 
 #: Bumped whenever a record field changes; old records stay decodable.
 #: 2: TurnRecord.protected; 3: FeedbackEval's protocols start from the erroneous program
-#: (TurnRecord.given), HintRecord.words_cut: a run of one schema never resumes in another
+#: (TurnRecord.given), HintRecord.words_cut, HintAttempt.judge, CallRecord role
+#: "validator", RunManifest.validator: a run of one schema never resumes in another
 SCHEMA_VERSION = 3
 
 Kind = Literal["stdio", "call"]

@@ -5,9 +5,12 @@ a higher level, and regenerates it up to a budget. This module owns the data the
 validator works on (the policy, the hidden data, the attempts and the outcome), the
 verdict on one hint (:func:`validate_hint`, which applies every rule), the
 regeneration loop and the choice made when the budget runs out. The rules themselves
-are in :mod:`.leakage_patterns` (``code``, ``location``, ``direction``) and
-:mod:`.leakage_quotes` (``quote``); their docstrings state each rule. Each rejection
-reason starts with its rule name (or ``length`` / ``empty``). Pure: no I/O.
+are in :mod:`.leakage_reveals` (``input_pattern`` below L2, ``state`` below L3,
+``concept`` below L5), :mod:`.leakage_patterns` (``code`` at every level, ``location``
+below L4, ``direction`` below L6) and :mod:`.leakage_quotes` (``quote``); their
+docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
+enforce. Each rejection reason starts with its rule name, which for the Table II rules
+is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
 
 When the budget is exhausted, ``on_exhausted="fallback"`` (the default) gives the
 level's fixed generic hint (``hints.HintLevel.fallback``, filled only from the
@@ -31,11 +34,13 @@ from .feedback_prompt import build_feedback_prompt
 from .hints import fallback_hint, hint_level
 from .leakage_patterns import _code_reasons, _direction_reasons, _location_reasons, _own_names
 from .leakage_quotes import _quote_reasons, _QuoteIndex
+from .leakage_reveals import _concept_reasons, _input_pattern_reasons, _state_reasons
 
 __all__ = [
     "HiddenData",
     "HintAttempt",
     "HintOutcome",
+    "JudgeVerdict",
     "ValidationPolicy",
     "hidden_data",
     "hidden_quotes",
@@ -92,11 +97,30 @@ class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
         return {}
 
 
-class HintAttempt(msgspec.Struct, frozen=True, kw_only=True):
-    """One generated hint and why it was rejected (empty ``reasons``: accepted)."""
+class JudgeVerdict(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the LLM judge (:mod:`.judge`) said of a hint the rules accepted.
+
+    ``verdict`` is the one that counts: ``reject`` (the hint is regenerated),
+    ``accept``, or ``malformed`` (the reply could not be read; the rules' acceptance
+    stands). ``boundary`` is the Table II boundary a rejection names; ``reason`` the
+    judge's own words (for ``malformed``: the head of its reply).
+    """
+
+    verdict: Literal["accept", "reject", "malformed"]
+    reason: str = ""
+    boundary: str | None = None
+
+
+class HintAttempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One generated hint and why it was rejected (empty ``reasons``: accepted).
+
+    ``judge`` is the LLM judge's verdict when one was asked (only of hints the rules
+    accepted); a judge rejection is also one of the ``reasons``, as ``judge: ...``.
+    """
 
     text: str
     reasons: tuple[str, ...] = ()
+    judge: JudgeVerdict | None = None
 
 
 class HintOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -181,8 +205,14 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, hidden: 
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     reasons += _code_reasons(text, own_names)
+    if level < 2:
+        reasons += _input_pattern_reasons(text)
+    if level < 3:
+        reasons += _state_reasons(text)
     if level < 4:
         reasons += _location_reasons(text, own_names)
+    if level < 5:
+        reasons += _concept_reasons(text)
     if level < 6:
         reasons += _direction_reasons(text)
     reasons += _quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy)
@@ -199,16 +229,21 @@ def review(
     hidden: HiddenData,
     failure: str,
     policy: ValidationPolicy | None = None,
+    judge: JudgeVerdict | None = None,
 ) -> tuple[tuple[HintAttempt, ...], HintOutcome | None]:
     """Validate one more generated hint; the outcome, or ``None`` to regenerate.
 
     ``failure`` is the targeted scenario's failure type, used only to word the
-    fallback hint. The async caller drives its own loop with this function.
+    fallback hint. ``judge`` is the LLM judge's verdict on this text (asked only when
+    the rules accept it, :func:`.judge.judge_hint`): a ``reject`` rejects the hint like
+    a rule would. The async caller drives its own loop with this function.
     """
     policy = policy or ValidationPolicy()
     text = text.strip()
     reasons = validate_hint(text, level, evidence, candidate_code, hidden, policy)
-    history = (*attempts, HintAttempt(text=text, reasons=tuple(reasons)))
+    if not reasons and judge is not None and judge.verdict == "reject":
+        reasons = [f"judge: {judge.boundary or 'unnamed boundary'}: {judge.reason}"]
+    history = (*attempts, HintAttempt(text=text, reasons=tuple(reasons), judge=judge))
     if not reasons:
         return history, HintOutcome(text=text, level=level, attempts=history)
     if len(history) < policy.budget:

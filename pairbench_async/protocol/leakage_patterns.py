@@ -10,15 +10,23 @@ characters of the hint itself, so it tells the feedback model nothing it did not
   brackets, a statement line (``def f(``, ``for ...:``, ``return x``, ``import``,
   ``x = ...``), or inline statements: ``for i in range(``, augmented assignments,
   assignments whose right side calls or indexes, assignments to the program's own
-  variables (``count = 0``), calls of common builtins and methods, ``==``/``!=``.
+  variables (``count = 0``), calls of common builtins and methods, ``==``/``!=``; and
+  what L6 also forbids, "pseudocode, or exact patch": an operator swap ("from <= to
+  <"), a comparison of indexed or called operands (``a[mid] <= x``), any call with
+  arguments (``pow(2, MOD - 2, MOD)``), a three-operand expression, "pseudocode".
 * ``location`` (below L4): line numbers (``line 12``), identifiers of the candidate's
   program that the problem statement does not use (those with ``_``, digits or
   camelCase, abbreviations of up to three letters, any quoted or followed by ``(``,
   and plain words next to a cue like "variable", "array", "function"), and references
-  to program structure ("the loop", "the if statement", "the variable").
-* ``direction`` (below L6): a sentence opening with a repair verb (change, replace,
-  use, add, initialise, ...) and phrases like "should", "must be", "you need to",
-  "make sure", "replace", "change ... to", "use ... instead", "instead of using".
+  to program structure ("the loop", "the binary search loop", "the key function",
+  "the list comprehension", "the line that prints", "the comparison inside ...",
+  "the part of the program that ...").
+* ``direction`` (below L6): a sentence or clause opening with a repair verb (change,
+  replace, use, add, initialise, print, check, ...; "In the loop, stop ..."), the
+  programmer addressed ("you should", "you need to"), a modal asking for a change
+  ("should be initialised", "must also accept", but not "the amount that should be
+  removed", nor "should be 5"), and phrases like "make sure", "replace", "change ...
+  to", "use ... instead", "instead of using", "the fix is".
 
 Pure: no I/O.
 """
@@ -67,6 +75,18 @@ _INLINE_CODE: Final = tuple(
         r"\b(?:elif|else)\s*:",
         r"[\w\])]\s*(?:==|!=)\s*[\w\[(\-'\"]",
         r"\bsys\.stdin\b",
+        # an exact patch of an operator: "from <= to <", "use < instead of <="
+        r"\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using)\s+[`'\"]?"
+        r"(?:<=|>=|==|!=|<|>|\+=?|-=?|\*|//|/|%)[`'\"]?\s+(?:to|with|by|into|instead|for)\b",
+        # a comparison whose operand is indexed, called or an attribute: "a[mid] <= x"
+        r"(?:\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+|\b\w+\.\w+)\s*(?:<=|>=|<|>)\s*[-\w(\[]",
+        r"[\w\])]\s*(?:<=|>=|<|>)\s*-?\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+",
+        # a call with arguments: "pow(2, MOD - 2, MOD)" (never "O(n*m)", never "word (note)")
+        r"\b(?!O\()[A-Za-z_]\w*\((?=[^()\n]*[,+\-*/%])[^()\n]*\)",
+        # an expression of three operands: "s * s - sq", "x % m + 1"
+        r"(?<![\w-])(?:[A-Za-z_]\w*|\d+)\s*(?://|[+*/%]|-(?!\d))\s*(?:[A-Za-z_]\w*|\d+)\s*"
+        r"(?://|[+\-*/%])\s*(?:[A-Za-z_]\w*|\d+)\b(?=[^\n]*?[A-Za-z_])",
+        r"(?i:\bpseudo-?code\b)",
     )
 )
 _BULLET: Final = re.compile(r"^[\s>*•\-+]*(?:\d+[.)]\s*)?")
@@ -116,8 +136,29 @@ _CUES: Final = (
 _LINE_NUMBER: Final = re.compile(r"\blines?\s*#?\s*\d+", re.IGNORECASE)
 _STRUCTURE: Final = re.compile(
     r"\b(?:the|this|that|your|its|inner|outer|first|second|last|main|nested|same)\s+"
+    r"(?:[\w-]+\s+){0,3}?"
     r"(?:for[- ]loop|while[- ]loop|loop|if[- ]statement|if[- ]condition|else[- ]branch|"
-    r"branch|assignment|variable|code block|return statement)s?\b",
+    r"branch|assignment|variable|code block|return statement|print statement|(?:list |dict |set )?"
+    r"comprehension|lambda|(?:key|helper|inner|recursive|comparator|comparison|sort|sorting) function|"
+    r"recursive call|base case|initiali[sz]ation|declaration|conditional|increment|decrement|"
+    r"lines? of (?:the )?code|line (?:that|which|where))(?:s|es)?\b"
+    # a check or step of the program, placed: "the comparison inside ...", "the check that decides"
+    r"|\bthe\s+(?:[\w-]+\s+){0,2}?(?:comparison|condition|check|update|computation|calculation|step)\s+"
+    r"(?:inside|in\s+the|within|on\s+line|that\s+(?:decides|checks|tests|compares|determines|controls|"
+    r"updates|computes))\b"
+    # "the issue seems to be in how the words are split", "the bug lies in the handling of ..."
+    r"|\b(?:problem|issue|bug|fault|error|mistake|culprit|defect)\s+(?:is|lies|sits|seems\s+to\s+(?:be|lie)|"
+    r"appears\s+to\s+(?:be|lie)|must\s+be|could\s+be|may\s+be|might\s+be)\s+(?:\w+\s+){0,2}?"
+    r"(?:in|inside|within)\s+(?:how|the\s+way|the\s+(?:[\w-]+\s+)?(?:handling|logic|loop|update|check|"
+    r"condition|comparison|computation|initiali[sz]ation|step|branch|indexing|slicing|parsing|splitting))\b"
+    # "the set that remembers earlier values", "the dictionary used to count"
+    r"|\bthe\s+(?:[\w-]+\s+)?(?:set|dict|dictionary|map|hash\s*map|stack|queue|heap|deque|counter|table|"
+    r"cache|buffer|accumulator)\s+(?:that|which|used\s+to)\s+\w+"
+    # "the indexing right after sorting", "the slicing"
+    r"|\b(?:the|this|that)\s+(?:[\w-]+\s+)?(?:indexing|slicing|slice|subscript|index\s+expression)\b"
+    # "the part of the program that ...", "in how the code ..."
+    r"|\b(?:part|region|section|portion|piece)\s+of\s+(?:the|your)\s+(?:program|code|solution|"
+    r"implementation)\b|\bin\s+how\s+the\s+(?:program|code|solution)\b",
     re.IGNORECASE,
 )
 
@@ -186,26 +227,65 @@ _REPAIR_VERBS: Final = frozenset(
     "increment decrement insert modify rewrite revise update set fix store keep track sort "
     "handle return break compute convert cast append make ensure avoid skip accumulate apply "
     "call declare define wrap clamp limit iterate loop start introduce maintain guard "
-    "subtract multiply divide replace treat count".split()
+    "subtract multiply divide treat count check print output format read process traverse "
+    "visit mark merge normalise normalize lowercase uppercase compare include exclude extend "
+    "reverse stop begin restart record remember take pick choose build create allocate split "
+    "strip filter invert shift pass catch assign go run test verify validate exit continue "
+    "emit write flip drop clear fill push pop sum".split()
+)
+#: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
+_NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
+                               "can will would that".split())
+#: "should/must ... be <participle>": a change to the program (passive), not a rule of the problem
+_CHANGED: Final = (
+    r"(?:initiali[sz]ed|increased|incremented|decremented|decreased|reset|changed|replaced|moved|added|"
+    r"removed|swapped|stored|updated|used|called|set|appended|inserted|deleted|rewritten|revised|"
+    r"converted|cast|clamped|wrapped|skipped|declared|defined|done\s+(?:with|by|using)|"
+    r"computed\s+(?:with|by|using)|implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
 _DIRECTION: Final = re.compile(
-    r"\bshould\b|\bmust\s+(?:be|use|have)\b|\byou\s+(?:need|have)\s+to\b|"
+    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
+    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+    rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
+    r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
+    r"modify|rewrite|update|store|keep|track|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
+    r"compare|subtract|process|traverse|visit|mark|convert|cast|clamp|wrap|guard|handle|allocate|"
+    r"record|go|run|begin|restart|break|continue|exit|set)\b|be\s+(?:a|an)\s+(?:dict|dictionary|map|"
+    r"hash\s*map|set|list|array|counter|stack|queue|heap|deque|tuple|integer|int|float|string|loop)\b|"
+    r"be\s+[a-z]+(?:ed|en)\s+(?:before|after|first|using|with|into|instead)\b)|"
     r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
-    r"\byou\s+must\b|\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
+    r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
     r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|\bchang(?:e|ing)\b[^.\n]"
-    r"{0,40}\bto\b",
+    r"{0,40}\bto\b|\bthe\s+fix\s+is\b",
     re.IGNORECASE,
 )
-_SENTENCES: Final = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print"
+_CLAUSES: Final = re.compile(r",\s*|:\s*")
+_LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
+
+
+def _imperative(clause: str) -> str | None:
+    """The repair verb a clause opens with, as an instruction to the programmer."""
+    words = re.findall(r"[A-Za-z']+", _BULLET.sub("", clause))
+    while words and words[0].lower() in _LEAD:
+        words = words[1:]
+    if not words or words[0].lower() not in _REPAIR_VERBS:
+        return None
+    if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
+        return None
+    return words[0]
 
 
 def _direction_reasons(hint: str) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
-        words = re.findall(r"[A-Za-z']+", _BULLET.sub("", sentence))
-        if words and words[0].lower() in _REPAIR_VERBS:
-            reasons.append(f"direction: imperative {words[0]!r}")
+        parts = _CLAUSES.split(sentence)
+        verb = _imperative(parts[0]) or next(
+            (v for part in parts[1:] if (v := _imperative(part)) and part[:1].islower()), None)
+        if verb:
+            reasons.append(f"direction: imperative {verb!r}")
             break
     found = _DIRECTION.search(hint)
     if found:

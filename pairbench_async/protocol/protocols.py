@@ -41,6 +41,7 @@ from .context import TurnContext
 from .evidence import Evidence, build_evidence
 from .feedback_prompt import build_feedback_prompt
 from .hints import mask_evidence
+from .judge import judge_hint
 from .leakage import (
     HiddenData,
     HintAttempt,
@@ -108,12 +109,16 @@ class FeedbackIO(Interface):
     validation: ValidationPolicy
     #: the feedback model is the offline one, which reads the turn context itself
     offline_feedback: bool
+    #: a validator model (``--validator-model``) judges the hints the rules accept
+    judging: bool
 
     def hidden(self, instance: Instance) -> HiddenData: ...
 
     async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str: ...
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str: ...
+
+    async def ask_validator(self, messages: list[Message], context: TurnContext) -> str: ...
 
     async def lint(self, program: str) -> str: ...
 
@@ -235,9 +240,11 @@ class Pair(Protocol):
                                   target_lines=target_lines, evidence=evidence, attempt=len(attempts),
                                   seed=turn.seed, protocol=self.name, hidden=hidden)
             text = await io.ask_feedback(messages, context)
+            judged = await judge_hint(io, text, level=level, evidence=evidence, candidate_code=turn.program,
+                                      hidden=hidden, context=context, policy=io.validation)
             attempts, outcome = review(attempts, text, level=level, evidence=evidence,
                                        candidate_code=turn.program, hidden=hidden,
-                                       failure=step.scenario.failure, policy=io.validation)
+                                       failure=step.scenario.failure, policy=io.validation, judge=judged)
             if outcome is not None:
                 return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)
             messages = retry_messages(messages, attempts[-1])
@@ -360,8 +367,11 @@ class ModelWritten(Protocol):
                 text, cut = cap_words(text, self.word_cap)
             if not self.validated:
                 return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
+            judged = await judge_hint(io, text, level=6, evidence=evidence, candidate_code=turn.program,
+                                      hidden=hidden, context=context, policy=io.validation)
             attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=turn.program,
-                                       hidden=hidden, failure=everyone.failure, policy=io.validation)
+                                       hidden=hidden, failure=everyone.failure, policy=io.validation,
+                                       judge=judged)
             if outcome is not None:
                 return msgspec.structs.replace(outcome, level=0, words_cut=0 if outcome.fallback else cut)
             messages = retry_messages(messages, attempts[-1])

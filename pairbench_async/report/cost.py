@@ -65,21 +65,26 @@ class CostSummary(msgspec.Struct, frozen=True):
         return self.total is not None and bool(self.unpriced)
 
 
-def _priced_spec(candidate: str, role: str, called: str, feedback: str | None) -> str:
+def _priced_spec(candidate: str, role: str, called: str, feedback: str | None,
+                 validator: str | None = None) -> str:
     """Which spec made a call: the config is keyed by spec, and ``called`` is what the
     endpoint named itself (``gpt-4o-mini-2024-07-18`` for ``openai:gpt-4o-mini``)."""
     if role == "candidate":
         return candidate
+    if role == "validator":
+        return validator if validator is not None else called
     return feedback if feedback is not None else called
 
 
 def token_rows(records: Sequence[Record], protocols: Sequence[str] = (), *,
-               prices: PriceBook | None = None, feedback: str | None = None) -> list[TokenRow]:
+               prices: PriceBook | None = None, feedback: str | None = None,
+               validator: str | None = None) -> list[TokenRow]:
     """Usage per (candidate, protocol, role, model called), with its cost when priced.
 
-    ``protocols`` orders the rows (others follow, sorted); ``feedback`` is the run's
-    feedback spec (the manifest's), without which a feedback call is priced by the name
-    the model answered with.
+    ``protocols`` orders the rows (others follow, sorted); ``feedback`` and
+    ``validator`` are the run's feedback and judge specs (the manifest's), without
+    which such a call is priced by the name the model answered with. The judge's calls
+    are rows of their own, role ``validator``.
     """
     usage: dict[tuple[str, str, str, str], list[int]] = {}
     episodes: dict[tuple[str, str], set[str]] = {}
@@ -96,7 +101,7 @@ def token_rows(records: Sequence[Record], protocols: Sequence[str] = (), *,
     rows = []
     for (m, p, role, called), (c, pt, ct) in sorted(
             usage.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], len(rank)), kv[0][1:])):
-        spec = _priced_spec(m, role, called, feedback)
+        spec = _priced_spec(m, role, called, feedback, validator)
         price = prices.of(spec) if prices is not None else None
         pc, cc = price.cost(pt, ct) if price is not None else (None, None)
         rows.append(TokenRow(model=m, protocol=p, role=role, called=called, calls=c,

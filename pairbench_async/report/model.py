@@ -236,7 +236,8 @@ def build_report(
         agreement=protocol_agreement({p: v.models for p, v in views.items()}),
         unprotected=unprotected_protocols(records),
         tokens=token_rows(records, protocols, prices=prices,
-                          feedback=manifest.feedback if manifest else None),
+                          feedback=manifest.feedback if manifest else None,
+                          validator=manifest.validator if manifest else None),
         episodes=len(trajs), errored=errored, unfinished=unfinished,
         errors=[(r.episode_id, _last_line(r.error)) for r in records
                 if isinstance(r, EpisodeRecord) and r.status == "error"],

@@ -35,7 +35,8 @@ __all__ = [
 class CallRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     """One model call of a turn: who, what came back, what it cost."""
 
-    role: Literal["candidate", "feedback"]
+    #: ``validator``: the leakage validator's LLM judge (``--validator-model``)
+    role: Literal["candidate", "feedback", "validator"]
     model: str
     text: str
     usage: Usage = Usage()
@@ -158,6 +159,8 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     #: used to omit the field (it equalled the default): a manifest without it predates
     #: schema 3; a new run always sets it (``schema=SCHEMA_VERSION``), so it is written.
     schema: int = 2
+    #: the leakage validator's LLM judge (``--validator-model``); None: the rules alone
+    validator: str | None = None
 
     def comparable(self) -> dict[str, object]:
         """The fields that must match for a resume (the schema too: a turn 0 recorded under
@@ -167,6 +170,7 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
             "dataset_hash": self.dataset_hash,
             "candidates": self.candidates,
             "feedback": self.feedback,
+            "validator": self.validator,
             "protocols": self.protocols,
             "runs": self.runs,
             "seed": self.seed,

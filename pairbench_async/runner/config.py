@@ -24,6 +24,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     candidates: list[str] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
     feedback: str = "rules"
+    #: the leakage validator's LLM judge (``openai:MODEL[@URL]``); None: the rules alone
+    validator: str | None = None
     protocols: list[str] = msgspec.field(default_factory=lambda: ["pair"])
     runs: int = 1
     seed: int = 0
@@ -74,6 +76,13 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             elif scheme not in ("openai", "replay") and models is not None and spec not in models:
                 raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
                                   "replay:PATH)")
+        if self.validator is not None:
+            scheme, _, _ = parse_model_spec(self.validator)
+            # an offline model writes hints, not verdicts; replay cannot tell a verdict call apart
+            if scheme in ("sim", "rules", "replay") or (
+                    scheme != "openai" and models is not None and self.validator not in models):
+                raise ConfigError(f"--validator-model {self.validator!r}: the judge must be a real model, "
+                                  "openai:MODEL[@URL]")
         for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",
                      "representatives", "hint_budget"):
             if getattr(self, name) < 1:

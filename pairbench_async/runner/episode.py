@@ -73,6 +73,8 @@ class EpisodeEnv(msgspec.Struct):
     max_tokens: int | None = None
     styles: tuple[str, ...] = ()
     minimal_edit: bool = False
+    #: the leakage validator's LLM judge (``--validator-model``), or None: rules only
+    validator: Any = None
 
 
 async def _call(model: Any, messages: list[Message], env: EpisodeEnv, context: TurnContext) -> Completion:
@@ -206,13 +208,15 @@ async def run_episode(
 
 class _TurnIO:
     """A protocol's window on the run for one turn: the models (every call recorded
-    in ``calls``, in order), the linter, the candidate's view, the hidden data."""
+    in ``calls``, in order; the judge's as role ``validator``), the linter, the
+    candidate's view, the hidden data."""
 
     def __init__(self, candidate: Any, feedback: Any, env: EpisodeEnv, calls: list[CallRecord]) -> None:
         self._candidate, self._feedback, self._env, self._calls = candidate, feedback, env, calls
         self.policy = env.policy
         self.validation = env.validation
         self.offline_feedback = bool(getattr(feedback, "uses_context", False))
+        self.judging = env.validator is not None
 
     def hidden(self, instance: Instance) -> HiddenData:
         return self._env.hidden(instance)
@@ -225,6 +229,17 @@ class _TurnIO:
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._candidate, messages, self._env, context)
         self._calls.append(_call_record("candidate", reply))
+        return reply.text
+
+    async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
+        """The judge's reply, at temperature 0 (a verdict should not depend on a draw)."""
+        model = self._env.validator
+        if getattr(model, "uses_context", False):
+            reply = await model.complete(messages, context=context)
+        else:
+            reply = await model.complete(messages, temperature=0.0, max_tokens=self._env.max_tokens,
+                                         seed=context.seed & 0x7FFFFFFF)
+        self._calls.append(_call_record("validator", reply))
         return reply.text
 
     async def lint(self, program: str) -> str:

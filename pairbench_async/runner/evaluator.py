@@ -117,7 +117,8 @@ class Evaluator:
             self._pool = SandboxPool(self._sandbox)
         await self._pool.start()
         settings = load_model_config(self.config.model_config)
-        for spec in {*self.config.candidates, self.config.feedback}:
+        validator = [self.config.validator] if self.config.validator else []
+        for spec in {*self.config.candidates, self.config.feedback, *validator}:
             given = self._given_models.get(spec)
             if given is not None:  # an embedder's own client: theirs to guard
                 self._models[spec] = given
@@ -281,7 +282,7 @@ class Evaluator:
             dataset_hash=dataset_hash(instances), instances=len(instances), candidates=list(c.candidates),
             feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
             python=sys.version.split()[0], platform=platform.platform(), sweep=self._sweep,
-            schema=SCHEMA_VERSION,
+            schema=SCHEMA_VERSION, validator=c.validator,
         )
 
     def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:
@@ -348,7 +349,8 @@ class Evaluator:
                          view=self._view_of, policy=self.config.policy(),
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
-                         styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit)
+                         styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
+                         validator=self._models[self.config.validator] if self.config.validator else None)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 

@@ -83,7 +83,8 @@ def test_fallback_hints_pass_at_their_level(level: int, failure: str) -> None:
 @pytest.mark.parametrize(
     ("hint", "level"),
     [
-        ("The output is smaller than expected when many values are equal.", 1),
+        ("The output is smaller than expected, as if some pairs were never counted.", 1),
+        ("The output is smaller than expected when many values are equal.", 2),
         ("The answer is too small when n = 1 or when every value is the same.", 2),
         ("The program loses track of how often each value was already seen.", 3),
         ("The count of pairs printed is off: it prints 4 where the answer is larger.", 1),
@@ -236,7 +237,7 @@ def test_hidden_data_of_a_call_instance() -> None:
 # --------------------------------------------------------------------------- regeneration
 
 LEAKY = "Use this:\n```python\nprint(4)\n```"
-GOOD = "The output is smaller than expected when many values are equal."
+GOOD = "The output is smaller than expected: the printed count of pairs is too low."
 
 
 def _scripted(replies: list[str]) -> tuple[list[list[Message]], object]:
@@ -374,3 +375,134 @@ def test_verdicts_are_memoised_per_hidden_data_and_bounded(monkeypatch: pytest.M
     for i in range(leakage._MEMO_SIZE + 10):
         validate_hint(f"The program fails case {i}.", 1, EVIDENCE, CANDIDATE, hidden)
     assert len(hidden.verdicts) <= leakage._MEMO_SIZE
+
+
+# --------------------------------------------------------------------------- Table II's middle rows
+# Seed 000, Table II: L1 "Only the observed incorrect behavior; no input pattern, cause, or
+# code location"; L2 "The type of input or edge case exposing the failure"; L3 "The
+# information that the solution fails to preserve, update, or track correctly"; L5 "The
+# missing invariant, condition, or reasoning needed to handle the scenario".
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The count is wrong whenever two numbers in the input are the same.",
+        "It crashes on an empty line.",
+        "For lists with a single element the program prints nothing.",
+        "The answer is off when n = 1.",
+        "On strings that contain spaces the answer is wrong.",
+        "The printed total is too small for inputs of length one.",
+        "This is an edge case that the program gets wrong.",
+        "If all values are negative, the output is 0.",
+    ],
+)
+def test_input_patterns_are_rejected_at_level_one_only(hint: str) -> None:
+    assert "input_pattern" in rules(hint, 1), hint
+    assert "input_pattern" not in rules(hint, 2)
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The program prints a negative number where a positive one is expected.",
+        "The output is empty on some tests although an answer is expected.",
+        "On some tests the printed count is larger than the expected one.",
+        "The printed lines are in descending order, but the expected lines are not.",
+        "Some expected values never appear in the output, and the run ends without an error.",
+        "The output is larger than expected, suggesting that something may be counted extra.",
+    ],
+)
+def test_symptoms_that_mention_features_of_the_output_pass_at_level_one(hint: str) -> None:
+    assert reasons(hint, 1) == [], hint
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The program loses track of the largest value seen so far.",
+        "It does not remember which positions were already visited.",
+        "The running total is cleared too early.",
+        "The solution overwrites the count each time a value comes back.",
+        "It fails to update the minimum after a smaller element appears.",
+        "The answer is too small because the program stops looking after the first match.",
+    ],
+)
+def test_state_tracking_is_rejected_below_level_three(hint: str) -> None:
+    for level in (1, 2):
+        assert "state" in rules(hint, level), (hint, level)
+    assert "state" not in rules(hint, 3)
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "A pair of equal values counts as one pair however far apart they are.",
+        "Each value may be used at most once in a pair.",
+        "Pairs are unordered, so (i, j) and (j, i) must be treated as the same pair.",
+        "The key observation is that only the frequency of each value matters.",
+        "Values that are equal still belong to the same group even when they are not adjacent.",
+        "The statement requires i to be strictly smaller than j.",
+        "Subtraction does not commute, so the order of the operands matters.",
+    ],
+)
+def test_concepts_are_rejected_below_level_five(hint: str) -> None:
+    for level in range(1, 5):
+        assert "concept" in rules(hint, level), (hint, level)
+    assert "concept" not in rules(hint, 5)
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The fault is probably in the comparison inside the nested loops.",
+        "Check the key function used for sorting.",
+        "The bug seems to be in how the pairs are enumerated.",
+        "The list comprehension that builds the pairs is suspicious.",
+        "Look at the set that stores the values seen before.",
+        "The problem is in the part of the program that counts pairs.",
+    ],
+)
+def test_more_program_locations_are_rejected_below_level_four(hint: str) -> None:
+    for level in (1, 2, 3):
+        assert "location" in rules(hint, level), (hint, level)
+    assert "location" not in rules(hint, 4)
+
+
+@pytest.mark.parametrize(
+    ("hint", "rejected"),
+    [
+        ("In the inner loop, compare every later value, not only the next one.", True),
+        ("When a value repeats, add the number of its earlier copies.", True),
+        ("The counter should be a dictionary keyed by value.", True),
+        ("Only count a pair when its two values are equal.", True),
+        ("The amount that should be added for a value is its number of earlier copies.", False),
+        ("The program prints 4 where it should print 6.", False),
+        ("Remember that a pair needs two different positions.", False),
+    ],
+)
+def test_directions_in_clauses_and_what_is_not_a_direction(hint: str, rejected: bool) -> None:
+    assert ("direction" in rules(hint, 5)) is rejected, hint
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Change the test from != to ==.",
+        "Stop the loop once values[i] > values[j] holds.",
+        "Return math.comb(k, 2) summed over the values.",
+        "Add k * k - k for each value and halve the total.",
+        "Pseudocode: count each value, then add up k choose 2.",
+    ],
+)
+def test_patches_calls_and_expressions_are_code_even_at_level_six(hint: str) -> None:
+    assert "code" in rules(hint, 6), hint
+
+
+def test_each_new_rejection_names_its_boundary_and_the_level_that_may_reveal_it() -> None:
+    found = reasons("When the input is empty it loses track of the count; it must be treated as zero.", 1)
+    by_rule = {r.split(":", 1)[0]: r for r in found}
+    assert {"input_pattern", "state", "concept"} <= set(by_rule)
+    assert "(reserved for L2 and above)" in by_rule["input_pattern"]
+    assert "(reserved for L3 and above)" in by_rule["state"]
+    assert "(reserved for L5 and above)" in by_rule["concept"]

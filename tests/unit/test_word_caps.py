@@ -76,6 +76,7 @@ class _IO:
         self.policy = PolicyConfig()
         self.validation = ValidationPolicy(max_chars=5000)
         self.offline_feedback = False
+        self.judging = False  # no --validator-model: the rules alone
         self.prompts: list[list[Message]] = []
 
     def hidden(self, instance: Instance) -> HiddenData:
@@ -87,6 +88,9 @@ class _IO:
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
         raise AssertionError("not asked")
+
+    async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
+        raise AssertionError("no judge in these runs")
 
     async def lint(self, program: str) -> str:
         return ""

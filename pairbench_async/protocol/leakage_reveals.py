@@ -1,0 +1,247 @@
+"""The leakage rules for Table II's middle rows: input pattern, state tracking, concept.
+
+Seed 000, Table II: L1 reveals "only the observed incorrect behavior; no input pattern,
+cause, or code location"; L2 "the type of input or edge case exposing the failure";
+L3 "the information that the solution fails to preserve, update, or track
+correctly"; L5 "the missing invariant, condition, or reasoning needed to handle the
+scenario". So (:mod:`.boundaries`):
+
+* ``input_pattern`` (L1 only): the hint says on what kind of input the program fails:
+  a condition clause (``when``/``if``/``whenever``/``only when``) or a phrase like
+  "on/for/with <inputs> that/with/where ..." naming an input feature (empty, single,
+  duplicate, negative, large, sorted, mixed case, ties, touching, cycles, ``n = 1``,
+  ...), "the input contains/has ...", an input noun described by such a feature
+  ("every number in the array is negative"), or an "edge/corner case". A feature
+  said of the *output* ("prints a negative number", "the answer is larger") is the
+  symptom itself and passes.
+* ``state`` (L1-L2): the hint says what the solution fails to keep: a negated memory
+  verb ("does not keep/track/record/update", "fails to remember"), losing or
+  overwriting or resetting what it holds ("loses track", "forgets", "overwrites the
+  count"), state words ("running total", "so far", "already seen", "across
+  iterations", "how many times"); or it explains the cause through the solution
+  ("because the program ..."), which Section IV-B says is where L3 starts: "L3
+  identifies the missing state ..., moving from external behavior to internal
+  reasoning".
+* ``concept`` (L1-L4): the hint states the missing rule: a norm on the problem's
+  objects ("ties must be resolved by name", "needs to distinguish", "has to be"),
+  a classification ("counts as", "still overlap", "belong to the same"), a
+  multiplicity ("used at most once", "counted twice"), or reasoning vocabulary
+  ("invariant", "symmetric", "does not commute", "modular inverse", "strictly
+  smaller", "not valid after", "the problem requires").
+
+These read the hint only (no program, no hidden data). A rule is a lexicon of how
+hints phrase one kind of information, not a list of examples: it errs on the side
+of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
+accept. Each reason starts with the boundary's name and shows at most 40 characters
+of the hint. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__: list[str] = []
+
+_CLAUSE_END: Final = re.compile(r"[,.;:!?()\n]|\b(?:while|but|although|though|because|whereas)\b", re.I)
+
+#: what a failing input is made of
+_INPUT_NOUN: Final = (
+    r"(?:(?:test\s+)?inputs?|numbers?|integers?|values?|elements?|items?|entr(?:y|ies)|arrays?|lists?|"
+    r"sequences?|strings?|texts?|lines?|words?|characters?|letters?|digits?|quer(?:y|ies)|graphs?|trees?|"
+    r"nodes?|vertex|vertices|edges?|intervals?|ranges?|matri(?:x|ces)|grids?|rows?|columns?|points?|names?|"
+    r"scores?|weights?|pairs?|tests?|cases?|data|[nmkq])"
+)
+#: what distinguishes a kind of input (the words an input-pattern hint is made of)
+_FEATURE: Final = (
+    r"(?:empty|blank|nothing\s+(?:at\s+all|to\s+(?:read|process))|no\s+(?:numbers|values|elements|items|input|"
+    r"data|characters|letters|edges|lines|words)|single|only\s+one|just\s+one|one\s+(?:element|item|number|"
+    r"value|character|letter|node|row|column|query|word|interval)|duplicat\w*|repeat\w*|repetitions?|"
+    r"more\s+than\s+once|twice|several\s+times|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
+    r"zeros?|positive|large|larger|huge|big|long|longer|maximum|minimum|maximal|minimal|small|tiny|short|"
+    r"sorted|unsorted|reversed?|descending|ascending|decreasing|increasing|odd|even|"
+    r"upper[\s-]?case|lower[\s-]?case|mixed[\s-]?case|capital\w*|whitespace|spaces?|punctuation|special\s+"
+    r"characters?|non-alphanumeric|symbols?|disconnected|isolated|cycles?|cyclic|self-loops?|"
+    r"(?:multiple|parallel)\s+edges|touch\w*|overlap\w*|adjacent|nested|boundar\w*|extreme|"
+    r"(?:first|last)\s+(?:element|position|index|item|character|node|interval|query)|"
+    r"(?:size|length)\s+(?:(?:of|is|=)\s+)?(?:0|1|one|zero|two)|[nmkq]\s*(?:=|==|is|equals)\s*\d+|"
+    r"billions?|millions?|"
+    r"thousands?|10\s*\^\s*\d+|10\*\*\d+|1e\d+|\d{5,})"
+)
+#: a feature as an adjective in front of an input noun
+_FEATURE_ADJ: Final = (
+    r"(?:empty|blank|single|one-element|single-element|duplicated?|repeated|identical|equal|tied|negative|"
+    r"zero|positive|large|huge|big|long|small|tiny|short|sorted|unsorted|reversed|descending|ascending|"
+    r"decreasing|increasing|odd|even|odd-length|even-length|upper-?case|lower-?case|mixed-case|capitali[sz]ed|"
+    r"disconnected|isolated|cyclic|touching|overlapping|adjacent|nested|extreme|boundary|edge|corner|special|"
+    r"degenerate|maximal|minimal|non-empty|multi-digit|one-character|two-element)"
+)
+#: words that put a feature on the output (the symptom), not on the input
+_OUTPUT_CUE: Final = re.compile(
+    r"\b(?:outputs?|output\w*|print\w*|return\w*|answers?|results?|expected|produc\w*|gives?|gave|"
+    r"reports?|reported|shows?(?!\s+up)|displays?|prints?)\b",
+    re.I,
+)
+_TRIGGER: Final = re.compile(
+    r"\b(?:when(?:ever)?|if|once|as\s+soon\s+as|in\s+(?:the\s+)?cases?\s+(?:where|when|with|of)|"
+    r"only\s+(?:for|on|with))\b",
+    re.I,
+)
+_FEATURE_RE: Final = re.compile(rf"\b{_FEATURE}\b", re.I)
+_DET: Final = r"(?:(?:an?|the|some|such|these|those|any|all|every|each)\s+)?"
+_INPUT_PATTERNS: Final = (
+    # "on empty input", "for large values of n", "with only negative numbers"
+    re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|only|all|strictly|many|two|several)\s+)?"
+               rf"{_FEATURE_ADJ}[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\b", re.I),
+    # "on lines that mix uppercase ...", "for inputs of size one", "graphs that contain cycles"
+    re.compile(rf"\b(?:on|for|with|given)\s+{_DET}{_INPUT_NOUN}\s+(?:that|which|where|whose|with|containing|"
+               rf"having|of|in\s+which|without|made\s+of|consisting\s+of)\b[^,.;:!?]{{0,60}}?"
+               rf"(?:\b{_FEATURE}\b|\b(?:contain|include|hold|mix|repeat|share|touch|overlap|exceed|span)\w*)",
+               re.I),
+    # "for years like 1900 that are divisible by 100": any plural noun described by a relative clause
+    re.compile(r"\b(?:on|for|with|given)\s+(?:(?:an?|the|some|such|these|those|any|all|every|each)\s+)?"
+               r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?:like\s+[^\s,.;:]+\s+)?(?:that|which|where|whose)\s+"
+               r"(?:are|is|have|has|contain|include|hold|end|start|begin|exceed|share|repeat|consist|mix|lack|"
+               r"span|cross|touch|overlap)\b(?![^,.;:!?]*\b(?:print|output|return|answer)\w*)", re.I),
+    # "years divisible by 100", "amounts that are multiples of 5"
+    re.compile(r"\b[a-z][\w-]*s\s+(?:that\s+are\s+)?(?:divisible\s+by|multiples?\s+of|powers?\s+of)\s+\w+",
+               re.I),
+    # "the input contains ...", "the input is empty"
+    re.compile(r"\b(?:the|an?|this|these|its|such)\s+inputs?\s+(?:contains?|has|have|includes?|holds?|"
+               r"consists?|mix(?:es)?|with|is\s+(?:empty|blank|large|huge|small|long|short|sorted|a\s+single|"
+               r"made|given|of))\b", re.I),
+    # "an edge case", "corner cases"
+    re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
+)
+#: "every number in the array is negative": an input noun described by a feature
+_DESCRIBED_INPUT: Final = re.compile(
+    rf"\b{_INPUT_NOUN}\b[^,.;:!?]{{0,40}}?\b(?:is|are|contains?|has|have|includes?|holds?|shows?\s+up|"
+    rf"appears?|occurs?|repeats?|exceeds?|becomes?)\b[^,.;:!?]{{0,30}}?\b{_FEATURE}\b",
+    re.I,
+)
+
+
+def _clauses(hint: str) -> list[str]:
+    return [c for c in _CLAUSE_END.split(hint) if c and c.strip()]
+
+
+def _input_pattern_reasons(hint: str) -> list[str]:
+    for trigger in _TRIGGER.finditer(hint):
+        rest = hint[trigger.end():]
+        end = _CLAUSE_END.search(rest)
+        clause = rest[: end.start()] if end else rest
+        feature = _FEATURE_RE.search(clause)
+        if feature and not _OUTPUT_CUE.search(clause[: feature.start()]):
+            return [f"input_pattern: names the failing input's kind {_show(trigger.group() + clause)} "
+                    "(reserved for L2 and above)"]
+    for pattern in _INPUT_PATTERNS:
+        found = pattern.search(hint)
+        if found:
+            return [f"input_pattern: names the failing input's kind {_show(found.group())} "
+                    "(reserved for L2 and above)"]
+    for clause in _clauses(hint):
+        found = _DESCRIBED_INPUT.search(clause)
+        if found and not _OUTPUT_CUE.search(clause[: found.end()]):
+            return [f"input_pattern: describes the failing input {_show(found.group())} "
+                    "(reserved for L2 and above)"]
+    return []
+
+
+# --------------------------------------------------------------------------- state
+
+_MEMORY_VERB: Final = (
+    r"(?:keep\w*|track\w*|remember\w*|record\w*|stor(?:e|es|ed|ing)|retain\w*|preserv\w*|maintain\w*|"
+    r"sav(?:e|es|ed|ing)|updat\w*|carr(?:y|ies|ied)|accumulat\w*|memori[sz]\w*)"
+)
+_HELD: Final = (
+    r"(?:track|count|counts|counter|information|info|state|running|previous|earlier|prior|sum|total|maximum|"
+    r"minimum|max|min|best|position|index|history|memory|frequenc\w*|occurrences|value\s+of|values\s+seen|"
+    r"what\s+it|which|how\s+many|its\s+\w+|the\s+(?:count|counter|sum|total|information|state|running|"
+    r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
+)
+_STATE_PATTERNS: Final = (
+    re.compile(rf"\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never|fails?\s+to|failing\s+to|"
+               rf"forgets?\s+to|without|no\s+longer|cannot|can't)\s+(?:\w+\s+)?{_MEMORY_VERB}\b", re.I),
+    re.compile(rf"\b(?:los(?:e|es|t|ing)|forg(?:et|ets|ot|otten|etting)|overwrit\w*|discard\w*|reset\w*|"
+               rf"clear(?:s|ed|ing)|throws?\s+away|drops?|dropped|mix(?:es|ed)?\s+up)\s+(?:all\s+)?{_HELD}\b",
+               re.I),
+    re.compile(r"\bkeeps?\s+(?:only|just)\s+(?:the\s+)?(?:last|first|latest|most\s+recent|current|one)\b", re.I),
+    re.compile(r"\brunning\s+(?:total|sum|count|maximum|minimum|max|min|product|value|balance|best)\b|"
+               r"\bso\s+far\b|\b(?:across|between|over|from\s+one)\s+(?:the\s+)?(?:loop\s+)?iterations?\b|"
+               r"\balready\s+(?:seen|visited|reached|processed|counted|used|handled|met|added)\b|"
+               r"\b(?:information|info|bookkeeping)\s+(?:about|on|of)\b|\bhow\s+many\s+times\b|"
+               r"\bnumber\s+of\s+times\b|\bvisited\s+(?:nodes|cells|states|vertices|positions)\b|"
+               r"\b(?:previous(?:ly)?|earlier|prior)\s+(?:seen|values?|elements?|items?|state|results?|counts?|sums?)\b|"
+               r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
+               r"solution's|internal)\s+state\b", re.I),
+)
+#: the cause, told through what the solution does (L3's "internal reasoning")
+_CAUSE: Final = re.compile(
+    r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
+    r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
+    r"it)\b",
+    re.I,
+)
+
+
+def _state_reasons(hint: str) -> list[str]:
+    for pattern in _STATE_PATTERNS:
+        found = pattern.search(hint)
+        if found:
+            return [f"state: says what the solution fails to keep {_show(found.group())} "
+                    "(reserved for L3 and above)"]
+    found = _CAUSE.search(hint)
+    if found:
+        return [f"state: explains the cause through the solution {_show(found.group())} "
+                "(reserved for L3 and above)"]
+    return []
+
+
+# --------------------------------------------------------------------------- concept
+
+_NORM: Final = re.compile(
+    r"(?<!\byou\s)(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)(?<!\bwhere\sit\s)(?<!\bthan\sit\s)"
+    r"\b(?:must|needs?\s+to|has\s+to|have\s+to|should)\s+(?:always\s+|never\s+|only\s+|also\s+|still\s+|"
+    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])|distinguish|differentiate|consider|account\s+for|"
+    r"take\s+into\s+account|respect|satisfy|hold|remain|stay|treat|count|include|exclude|allow|cover|"
+    r"show|contain|ignore|match|equal|depend|come|fall|belong)",
+    re.I,
+)
+_CONCEPT_PATTERNS: Final = (
+    _NORM,
+    re.compile(r"\b(?:counts?|counted|treats?|treated|considers?|considered|regards?|sees)\s+[^.;:!?]{0,40}?\bas\s+"
+               r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
+               r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
+               r"\bcounts?\s+as\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated|regarded|considered|seen)\s+as\b|"
+               r"\bstill\s+(?:overlap|count|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
+               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
+    re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
+               r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
+               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b", re.I),
+    re.compile(r"\binvariants?\b|\bsymmetric\w*|\bcommut\w*|\b(?:modular|multiplicative)\s+inverse\b|"
+               r"\binverse\s+of\b|\b(?:not|only)\s+valid\b|\binvalid\s+(?:after|when|for|on)\b|"
+               r"\bstrictly\s+(?:smaller|less|greater|larger|below|above)\b|"
+               r"\bcannot\s+be\s+empty\b|\bcan\s+be\s+(?:negative|zero|empty)\b|\bby\s+definition\b|"
+               r"\bthe\s+key\s+(?:idea|insight|observation|point|fact|property)\b|"
+               r"\b(?:note|remember|keep\s+in\s+mind|recall)\s+that\b|\b(?:not\s+)?(?:enough|sufficient)\s+to\b|"
+               r"\bthe\s+(?:problem|statement|task)\s+(?:requires|expects|guarantees|defines|states|says)\b|"
+               r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
+               r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b",
+               re.I),
+    re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
+               r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
+               r"take\s+into\s+account)\b", re.I),
+)
+
+
+def _concept_reasons(hint: str) -> list[str]:
+    for pattern in _CONCEPT_PATTERNS:
+        found = pattern.search(hint)
+        if found:
+            return [f"concept: states the missing rule or reasoning {_show(found.group())} "
+                    "(reserved for L5 and above)"]
+    return []
+
+
+def _show(text: str) -> str:
+    return repr(" ".join(text.split())[:40])

@@ -1,0 +1,121 @@
+"""The labelled hint set: its format, the precision/recall arithmetic (worked by hand), and
+the rules' precision and recall on the committed sets (CI floors: measured level minus a
+margin; the numbers themselves are computed here from the files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pairbench_async.core.errors import ConfigError
+from pairbench_async.protocol.hint_labels import (
+    LabelledHint,
+    judge_prediction,
+    parse_labelled_set,
+    rule_prediction,
+    score,
+)
+from pairbench_async.protocol.hints import HINT_LEVELS
+from pairbench_async.protocol.leakage import JudgeVerdict
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MAIN = DATA / "labelled_hints.jsonl"
+HOLDOUT = DATA / "labelled_hints_holdout.jsonl"
+
+
+def _load(path: Path):  # type: ignore[no-untyped-def]
+    return parse_labelled_set(path.read_bytes().splitlines(), str(path))
+
+
+def _hint(hid: str, level: int, broken: list[str]) -> LabelledHint:
+    return LabelledHint(id=hid, task="t", level=level, text=hid, broken=broken)  # type: ignore[arg-type]
+
+
+def test_precision_and_recall_worked_by_hand() -> None:
+    hints = [_hint("a", 1, ["input_pattern"]), _hint("b", 1, []), _hint("c", 3, ["location", "direction"]),
+             _hint("d", 5, ["direction"])]
+    predicted = {"a": frozenset({"input_pattern"}), "b": frozenset({"state"}), "c": frozenset({"location"}),
+                 "d": frozenset()}
+    got = {s.name: s for s in score(hints, predicted)}
+    # input_pattern: a labelled and predicted -> TP 1, FP 0, FN 0: precision 1/1, recall 1/1
+    assert (got["input_pattern"].tp, got["input_pattern"].fp, got["input_pattern"].fn) == (1, 0, 0)
+    assert got["input_pattern"].precision == 1.0 and got["input_pattern"].recall == 1.0
+    # state: only b predicted, no label -> TP 0, FP 1: precision 0/1 = 0; recall 0/0: undefined
+    assert got["state"].precision == 0.0 and got["state"].recall is None
+    # direction: labelled on c and d, predicted on neither -> FN 2: precision 0/0 undefined, recall 0/2
+    assert got["direction"].positives == 2 and got["direction"].precision is None
+    assert got["direction"].recall == 0.0
+    # overall (rejected or not): labels a, c, d; predictions a, b, c -> TP 2 (a, c), FP 1 (b),
+    # FN 1 (d): precision 2/3, recall 2/3
+    assert (got["overall"].tp, got["overall"].fp, got["overall"].fn) == (2, 1, 1)
+    assert got["overall"].precision == pytest.approx(2 / 3) and got["overall"].recall == pytest.approx(2 / 3)
+
+
+def test_a_judge_prediction_is_its_rejection_only() -> None:
+    assert judge_prediction(None) == frozenset()
+    assert judge_prediction(JudgeVerdict(verdict="accept", boundary="location")) == frozenset()
+    assert judge_prediction(JudgeVerdict(verdict="malformed")) == frozenset()
+    assert judge_prediction(JudgeVerdict(verdict="reject", boundary="state")) == {"state"}
+    assert judge_prediction(JudgeVerdict(verdict="reject")) == {"other"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{"kind": "hint", "id": "h", "task": "t", "level": 1, "text": "x"}], "unknown task"),
+        ([{"kind": "task", "id": "t", "problem": "p", "program": "q"},
+          {"kind": "hint", "id": "h", "task": "t", "level": 4, "text": "x", "broken": ["location"]}],
+         "L4: that level may reveal it"),
+        ([{"kind": "task", "id": "t", "problem": "p", "program": "q"},
+          {"kind": "hint", "id": "h", "task": "t", "level": 7, "text": "x"}], "level 7"),
+        ([{"kind": "task", "id": "t", "problem": "p", "program": "q"},
+          {"kind": "hint", "id": "h", "task": "t", "level": 2, "text": "x", "broken": ["vibes"]}], "vibes"),
+        ([{"kind": "task", "id": "t", "problem": "p", "program": "q"},
+          {"kind": "hint", "id": "h", "task": "t", "level": 2, "text": "x"},
+          {"kind": "hint", "id": "h", "task": "t", "level": 3, "text": "y"}], "used twice"),
+    ],
+)
+def test_a_malformed_set_is_refused_with_its_line(rows: list[dict[str, object]], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_labelled_set([json.dumps(r) for r in rows], "set")
+
+
+def test_the_committed_sets_are_as_the_issue_asks() -> None:
+    labelled = _load(MAIN)
+    per_level = {lv: [h for h in labelled.hints if h.level == lv] for lv in range(1, 7)}
+    assert len(labelled.hints) >= 90 and all(len(hs) >= 15 for hs in per_level.values())
+    breaking = sum(1 for h in labelled.hints if h.broken)
+    assert 0.4 <= breaking / len(labelled.hints) <= 0.6
+    # every boundary a level reserves is represented, and every bug kind differs
+    assert {b for h in labelled.hints for b in h.broken} == {"input_pattern", "state", "location", "concept",
+                                                              "direction", "code"}
+    assert len({t.bug for t in labelled.tasks.values()}) == len(labelled.tasks) >= 10
+    # the paper's six Table II examples, each at its own level, labelled clean, and accepted
+    for lv in HINT_LEVELS:
+        found = [h for h in per_level[lv.number] if h.text == lv.example]
+        assert len(found) == 1 and found[0].source == "table2" and found[0].broken == []
+        assert rule_prediction(found[0], labelled.tasks[found[0].task]) == frozenset()
+    assert len(_load(HOLDOUT).hints) == 60
+
+
+#: (set, overall precision, overall recall, per-boundary floor): the levels measured when the
+#: rules were written (main: 1.00 / 0.98; holdout 1.00 / 0.97, and 1.00 / 0.67 before the rules
+#: were revised on what it showed) minus a margin of about one hint
+FLOORS = [(MAIN, 0.95, 0.95, 0.75), (HOLDOUT, 0.95, 0.93, 0.6)]
+
+
+@pytest.mark.parametrize(("path", "precision", "recall", "floor"), FLOORS, ids=["main", "holdout"])
+def test_the_rules_precision_and_recall_on_the_labelled_sets(path: Path, precision: float, recall: float,
+                                                              floor: float) -> None:
+    labelled = _load(path)
+    predicted = {h.id: rule_prediction(h, labelled.tasks[h.task]) for h in labelled.hints}
+    got = {s.name: s for s in score(labelled.hints, predicted)}
+    overall = got.pop("overall")
+    assert overall.precision is not None and overall.precision >= precision, overall
+    assert overall.recall is not None and overall.recall >= recall, overall
+    for name, s in got.items():
+        assert s.positives > 0, name
+        assert s.recall is not None and s.recall >= floor, s
+        assert s.precision is None or s.precision >= floor, s
