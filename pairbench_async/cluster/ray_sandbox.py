@@ -222,6 +222,14 @@ class RaySandbox:
         """Serving nodes: Ray node id -> where its actor runs (pid, host, workers)."""
         return {n.node_id: n.info for n in self._nodes.values() if n.ready and n.info is not None}
 
+    def node_statistics(self) -> dict[str, SandboxStatistics]:
+        """Serving nodes' counters as of their last heartbeat (which node ran how much)."""
+        return {n.node_id: n.stats for n in self._nodes.values() if n.ready and n.stats is not None}
+
+    def in_flight(self) -> dict[str, int]:
+        """Tests in flight per serving node (the load batches are spread by)."""
+        return {n.node_id: n.outstanding for n in self._nodes.values() if n.ready}
+
     def confinement(self) -> dict[str, Any]:
         """The first node's report: which layers are on, Landlock ABI, RSS."""
         return dict(self._report)
