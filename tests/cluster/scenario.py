@@ -19,13 +19,10 @@ pid that none is left. Phases, each a fact in OUT.json:
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import logging
 import os
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import time
@@ -38,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 import msgspec  # noqa: E402
 import psutil  # noqa: E402
 
+from bench.netns import in_private_netns, loopback_up  # noqa: E402
 from pairbench_async.core.types import Program, Test  # noqa: E402
 
 DATASET = ROOT / "fixtures" / "stdio.jsonl"
@@ -45,16 +43,6 @@ INSTANCES = 6
 SWEEP = ["--dataset", str(DATASET), "--limit", str(INSTANCES), "--turns", "4", "--seed", "7",
          "--candidate", "sim:0.3", "sim:0.8", "--concurrency", "16"]
 NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024 * 1024}
-
-
-def loopback_up() -> None:
-    """In a fresh network namespace loopback is down: bring it up (no `ip` needed)."""
-    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        req = struct.pack("16sH14x", b"lo", 0)
-        flags = struct.unpack("16sH14x", fcntl.ioctl(s, siocgifflags, req))[1]
-        if not flags & iff_up:
-            fcntl.ioctl(s, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
 
 
 def normalised(out: Path) -> list[dict[str, Any]]:
@@ -254,7 +242,7 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
 
 def main(out_json: str) -> int:
     logging.basicConfig(level=logging.WARNING)
-    facts: dict[str, Any] = {"netns": os.environ.get("PAIRBENCH_NETNS") == "1"}
+    facts: dict[str, Any] = {"netns": in_private_netns()}
     seen: list[list[float]] = []
     work = Path(out_json).parent
     if facts["netns"]:

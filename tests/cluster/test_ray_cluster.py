@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from bench.netns import netns_command
 from tests.cluster.scenario import wait_gone
 
 pytestmark = [
@@ -50,10 +51,8 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # this test's own, removed afterwards
     rt = Path(tempfile.mkdtemp(prefix="pbray-", dir="/tmp"))
     env = {**os.environ, "RAY_TMPDIR": str(rt), "RAY_USAGE_STATS_ENABLED": "0"}
-    cmd = [sys.executable, str(SCENARIO), str(work / "facts.json")]
-    if os.geteuid() == 0 and shutil.which("unshare"):
-        cmd = ["unshare", "-n", "--", *cmd]
-        env["PAIRBENCH_NETNS"] = "1"
+    cmd, marker = netns_command([sys.executable, str(SCENARIO), str(work / "facts.json")])
+    env.update(marker)
     with open(work / "scenario.log", "wb") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
