@@ -31,6 +31,9 @@ from .core.types import (
 from .core.version import __version__
 
 if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
+    from .cluster.factory import make_sandbox
+    from .cluster.options import RayOptions
+    from .cluster.ray_sandbox import RaySandbox
     from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
     from .models.client import OpenAIClient
     from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
@@ -39,6 +42,7 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
     from .report.trajectory import Trajectory, TurnOutcome
     from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
     from .runner.evaluator import Evaluator, RunConfig, RunStatistics
+    from .sandbox.interface import Sandbox, SandboxJob
     from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
 
 #: Public names imported on first use, so that ``python -m pairbench_async exec`` (timed
@@ -56,6 +60,9 @@ _LAZY = {
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
     "OpenAIClient": ".models.client",
+    "Sandbox": ".sandbox.interface", "SandboxJob": ".sandbox.interface",
+    "RaySandbox": ".cluster.ray_sandbox", "RayOptions": ".cluster.options",
+    "make_sandbox": ".cluster.factory",
 }
 
 __all__ = [
@@ -78,14 +85,18 @@ __all__ = [
     "PairbenchError",
     "Program",
     "RateLimited",
+    "RayOptions",
+    "RaySandbox",
     "ResumeMismatch",
     "RulesFeedback",
     "RunConfig",
     "RunManifest",
     "RunStatistics",
     "SCHEMA_VERSION",
+    "Sandbox",
     "SandboxConfig",
     "SandboxError",
+    "SandboxJob",
     "SandboxPool",
     "SandboxStatistics",
     "SimCandidate",
@@ -102,6 +113,7 @@ __all__ = [
     "__version__",
     "compute_metrics",
     "load_dataset",
+    "make_sandbox",
     "metrics_by_model",
     "parse_model_spec",
     "read_instances",

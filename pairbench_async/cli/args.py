@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
-__all__ = ["non_negative_float", "non_negative_int", "positive_float", "positive_int", "rate_range"]
+if TYPE_CHECKING:
+    from ..sandbox.config import SandboxConfig
+    from ..sandbox.interface import Sandbox
+
+__all__ = ["add_sandbox_choice", "make_command_sandbox", "non_negative_float", "non_negative_int",
+           "positive_float", "positive_int", "rate_range"]
 
 
 def _finite(text: str, limit: float, shown: str) -> float:
@@ -64,3 +70,22 @@ def rate_range(text: str) -> tuple[float, float]:
     if not sep or not 0 <= low <= high <= 1:
         raise argparse.ArgumentTypeError(f"expected LO:HI with 0 <= LO <= HI <= 1, got {text!r}")
     return low, high
+
+
+def add_sandbox_choice(p: argparse.ArgumentParser) -> None:
+    """``--sandbox local|ray`` and ``--ray-address``: where programs run (run, exec, validate,
+    build-dataset)."""
+    p.add_argument("--sandbox", choices=("local", "ray"), default="local",
+                   help="where programs run: this machine's pool (default), or one pool per node "
+                   "of a Ray cluster (pip install 'pairbench_async[ray]'; --workers is then per node)")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="the Ray cluster to use with --sandbox ray (default: auto, the cluster "
+                   "`ray start` started here, or RAY_ADDRESS)")
+
+
+def make_command_sandbox(args: argparse.Namespace, config: SandboxConfig | None = None) -> Sandbox:
+    """The sandbox a command's arguments ask for (``cluster.factory.make_sandbox``), not started."""
+    from ..cluster.factory import make_sandbox
+
+    return make_sandbox(getattr(args, "sandbox", "local"), config,
+                        ray_address=getattr(args, "ray_address", None))

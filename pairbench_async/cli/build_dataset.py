@@ -19,6 +19,7 @@ import sys
 import msgspec
 
 from ..core.errors import ConfigError, StoreError
+from .args import add_sandbox_choice, make_command_sandbox
 from .args import positive_int as _positive_int
 from .import_ import add_codeforces_arguments, options_from_args
 
@@ -55,6 +56,7 @@ def add_build_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
     p.add_argument("--resume", action="store_true",
                    help="continue the build recorded in the work directory")
     add_codeforces_arguments(p)
+    add_sandbox_choice(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -68,11 +70,16 @@ async def run_build(args: argparse.Namespace) -> int:
                          turns=args.turns, concurrency=args.concurrency, seed=args.seed,
                          prefer_ok=args.prefer_ok, resume=args.resume, work=args.work,
                          config=args.config, options=options_from_args(args))
+    from ..sandbox.config import SandboxConfig
+
+    sandbox = make_command_sandbox(args, SandboxConfig(workers=params.options.workers))
     try:
-        report = await build_dataset(params)
+        report = await build_dataset(params, pool=sandbox)  # started only when there is work
     except (ConfigError, StoreError) as exc:  # ResumeMismatch included
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        await sandbox.aclose()
     print(msgspec.json.encode(report).decode() if args.json else report.summary())
     if report.skipped.get(SANDBOX_FAULT):
         print(f"sandbox error: {report.skipped[SANDBOX_FAULT]} submission(s) hit a sandbox "

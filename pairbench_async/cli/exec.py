@@ -91,7 +91,8 @@ def _row(result: TestResult, trace: bool) -> dict[str, Any]:
 
 
 async def exec_command(args: argparse.Namespace) -> int:
-    from ..sandbox.pool import SandboxConfig, SandboxPool
+    from ..sandbox.config import SandboxConfig
+    from .args import make_command_sandbox
 
     try:
         with open(args.program, encoding="utf-8") as f:
@@ -108,8 +109,12 @@ async def exec_command(args: argparse.Namespace) -> int:
     checker = Checker(mode=args.checker, abs_tol=args.float_tol, rel_tol=args.float_tol)
     config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
                            require_full=args.require_full_confinement)
-    async with SandboxPool(config) as pool:
-        results = await pool.run(program, tests, limits, checker=checker, trace=args.trace)
+    sandbox = make_command_sandbox(args, config)
+    try:
+        await sandbox.start()
+        results = await sandbox.run(program, tests, limits, checker=checker, trace=args.trace)
+    finally:
+        await sandbox.aclose()
     encoder = msgspec.json.Encoder()
     out = bytearray()
     for result in results:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..core.errors import ConfigError, PairbenchError, SandboxError, StoreError
-from .args import non_negative_float, rate_range
+from .args import add_sandbox_choice, non_negative_float, rate_range
 from .args import positive_float as _positive_float
 from .args import positive_int as _positive_int
 
@@ -52,6 +52,7 @@ def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
                    help="refuse to run when a confinement mechanism is missing")
     p.add_argument("--no-confine", action="store_true",
                    help="run with no confinement at all (benchmarking only; never for untrusted code)")
+    add_sandbox_choice(p)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import re
 import signal
@@ -22,7 +23,7 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError
-from .args import non_negative_float, positive_int
+from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
 
 __all__ = ["add_run_arguments", "error_summary", "render_errors", "run_command", "run_loop"]
 
@@ -72,6 +73,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minimal-edit", action="store_true",
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
+    add_sandbox_choice(p)
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
                    "min-scenario-size, representatives, hint-budget, feedback=SPEC1,SPEC2), one "
@@ -204,7 +206,7 @@ async def run_command(args: argparse.Namespace) -> int:
     from ..runlog.records import SweepSetting
     from ..runlog.store import read_records
     from ..runner.evaluator import Evaluator, RunConfig
-    from ..sandbox.pool import SandboxConfig, SandboxPool
+    from ..sandbox.config import SandboxConfig
 
     read = load_dataset(args.dataset, skip_invalid=args.skip_invalid)
     for skipped in read.skipped:
@@ -231,6 +233,7 @@ async def run_command(args: argparse.Namespace) -> int:
         return 0
     for config in configs:
         _check_keys(config, args.config)
+    sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers))  # Ray present?
     root = _out_dir(args)
     _check_layout(root, sweep=bool(args.sweep))
     plan = []
@@ -253,13 +256,15 @@ async def run_command(args: argparse.Namespace) -> int:
     out = root
     errored = 0
     try:
-        async with SandboxPool(SandboxConfig(workers=args.workers)) as pool:
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(sandbox.aclose)
+            await sandbox.start()
             for point, config, out, sweep in plan:
                 if not args.quiet:
                     print(f"pairbench: {len(instances)} instances x {len(config.candidates)} candidates x "
                           f"{len(config.protocols)} protocols x {config.runs} runs"
                           + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
-                ev = Evaluator(config, out_dir=out, resume=args.resume, pool=pool,
+                ev = Evaluator(config, out_dir=out, resume=args.resume, sandbox=sandbox,
                                dataset_paths=[str(p) for p in (args.dataset or [])], sweep=sweep)
                 async with ev:
                     await _consume(ev, instances, args.no_progress or args.quiet)
@@ -272,6 +277,9 @@ async def run_command(args: argparse.Namespace) -> int:
                 print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
                       f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
                       f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+                if stats.sandbox_nodes_lost or stats.sandbox_retries:
+                    print(f"sandbox: {stats.sandbox_nodes_lost} node(s) lost, {stats.sandbox_retries} "
+                          "batch(es) of tests run again on another node (one result per test)")
                 errors = error_summary(records)
                 errored += sum(count for _, count, _ in errors)
                 if errors:

@@ -14,15 +14,20 @@ __all__ = ["validate_command"]
 
 
 async def validate_command(args: argparse.Namespace) -> int:
-    from ..sandbox.pool import SandboxConfig, SandboxPool  # the worker pool only when needed
+    from ..sandbox.config import SandboxConfig  # the sandbox only when needed
+    from .args import make_command_sandbox
 
     read = load_dataset(args.dataset or None, skip_invalid=args.skip_invalid)
     lo, hi = args.pass_rate
     config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
                            require_full=args.require_full_confinement)
-    async with SandboxPool(config) as pool:
-        summary = await validate_instances(read.instances, pool, pass_rate=(lo, hi),
+    sandbox = make_command_sandbox(args, config)
+    try:
+        await sandbox.start()
+        summary = await validate_instances(read.instances, sandbox, pass_rate=(lo, hi),
                                            skipped=read.skipped)
+    finally:
+        await sandbox.aclose()
     if args.json:
         data = msgspec.to_builtins(summary)
         if not args.verbose:

@@ -55,6 +55,7 @@ import msgspec
 from ..core.errors import ConfigError, StoreError
 from ..core.types import Instance
 from ..runlog.store import RecordWriter
+from ..sandbox.interface import Sandbox
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from .build_repair import _Build
 from .build_workdir import (
@@ -160,7 +161,7 @@ def _check_params(params: BuildParams, make: bool) -> Any:
     return make_model(params.model, load_model_config(params.config)) if make else None
 
 
-async def build_dataset(params: BuildParams, *, pool: SandboxPool | None = None,
+async def build_dataset(params: BuildParams, *, pool: Sandbox | None = None,
                         model: Any = None,
                         on_record: Callable[[BuildRecord], None] | None = None) -> ImportReport:
     """Build (or resume) ``params.out``; the report says what happened to every row.
@@ -179,7 +180,7 @@ async def build_dataset(params: BuildParams, *, pool: SandboxPool | None = None,
             await made.aclose()
 
 
-async def _build(params: BuildParams, pool: SandboxPool | None, model: Any,
+async def _build(params: BuildParams, pool: Sandbox | None, model: Any,
                  on_record: Callable[[BuildRecord], None] | None) -> ImportReport:
     report = ImportReport(format=FORMAT, sources=list(params.sources))
     sources_hash = await asyncio.to_thread(_sources_hash, params.sources)

@@ -22,7 +22,7 @@ from ..models.offline import TurnContext, stable_seed
 from ..protocol.extract import extract_code
 from ..protocol.prompts import fence_for, fenced
 from ..runlog.records import CallRecord
-from ..sandbox.pool import SandboxPool
+from ..sandbox.interface import Sandbox
 from .build_workdir import (
     FORMAT,
     BuildParams,
@@ -146,7 +146,7 @@ def _call_record(c: Completion) -> CallRecord:
 class _Build:
     """One build's shared state: the scan, the sandbox, the model, the log."""
 
-    def __init__(self, params: BuildParams, scan: Scan, pool: SandboxPool, model: Any,
+    def __init__(self, params: BuildParams, scan: Scan, pool: Sandbox, model: Any,
                  writer: Any, prior: _Prior,
                  on_record: Callable[[BuildRecord], None] | None) -> None:
         self.params = params

@@ -127,3 +127,7 @@ class RunStatistics(msgspec.Struct, frozen=True):
     elapsed_s: float
     #: models whose circuit breaker opened (every later call failed at once)
     stopped_models: list[str] = []
+    #: batches of tests the sandbox ran again on another node after losing one (a
+    #: cluster sandbox; each test still has one result) and the nodes it lost
+    sandbox_retries: int = 0
+    sandbox_nodes_lost: int = 0

@@ -15,6 +15,11 @@ a bounded queue. No global state and no signal handlers: cancelling the task tha
 iterates cancels the episodes, and the record file stays valid (each record is
 one complete line).
 
+Programs run in any :class:`~..sandbox.interface.Sandbox` given as ``sandbox=`` (or
+``pool=``): the embedder's own, kept open for them, such as a pool per node of a Ray
+cluster (``cluster.ray_sandbox.RaySandbox``); without one, a local pool of the
+evaluator's own (``sandbox=SandboxConfig(...)`` sets it up).
+
 With ``resume=True`` the records already in ``out_dir`` are read back: finished
 episodes are skipped, unfinished ones continue after their last recorded turn,
 and a run with other parameters is refused (:class:`ResumeMismatch`).
@@ -45,6 +50,7 @@ from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
 from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
 from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
+from ..sandbox.interface import Sandbox
 from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from ..sandbox.traces import TraceCache
@@ -77,8 +83,8 @@ class Evaluator:
         *,
         out_dir: str | os.PathLike[str] | None = None,
         resume: bool = False,
-        pool: SandboxPool | None = None,
-        sandbox: SandboxConfig | None = None,
+        pool: Sandbox | None = None,
+        sandbox: Sandbox | SandboxConfig | None = None,
         models: Mapping[str, Any] | None = None,
         trace_cache: TraceCache | None = None,
         dataset_paths: Sequence[str] = (),
@@ -88,9 +94,17 @@ class Evaluator:
         self.config.validate(models=list(models or {}))
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.resume = resume
-        self._pool = pool
+        if pool is not None and sandbox is not None:
+            raise ConfigError("give the evaluator a sandbox (or pool) or a SandboxConfig, not both")
+        if isinstance(sandbox, SandboxConfig):  # the settings of a local pool of its own
+            self._sandbox_config: SandboxConfig | None = sandbox
+        else:
+            self._sandbox_config = None
+            pool = pool if pool is not None else sandbox
+        #: the sandbox every program runs in: an embedder's (kept open for them) or,
+        #: when none is given, a local pool of the evaluator's own
+        self._pool: Sandbox | None = pool
         self._own_pool = pool is None
-        self._sandbox = sandbox
         self._given_models = dict(models or {})
         self._models: dict[str, Any] = {}
         self._traces = trace_cache or TraceCache()
@@ -114,7 +128,7 @@ class Evaluator:
 
     async def __aenter__(self) -> Evaluator:
         if self._pool is None:
-            self._pool = SandboxPool(self._sandbox)
+            self._pool = SandboxPool(self._sandbox_config)
         await self._pool.start()
         settings = load_model_config(self.config.model_config)
         validator = [self.config.validator] if self.config.validator else []
@@ -149,11 +163,14 @@ class Evaluator:
 
     def statistics(self) -> RunStatistics:
         s = self._stats
+        sandbox = self._pool.statistics() if self._pool is not None else None
         return RunStatistics(episodes_total=s["total"], episodes_done=s["done"],
                              episodes_skipped=s["skipped"], errors=s["errors"], turns=s["turns"],
                              tests_run=s["tests"], prompt_tokens=s["prompt"],
                              completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0,
-                             stopped_models=self._stopped_models or self._open_breakers())
+                             stopped_models=self._stopped_models or self._open_breakers(),
+                             sandbox_retries=sandbox.retries if sandbox is not None else 0,
+                             sandbox_nodes_lost=sandbox.nodes_lost if sandbox is not None else 0)
 
     # -- services for episodes ---------------------------------------------
 

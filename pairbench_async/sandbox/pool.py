@@ -55,29 +55,12 @@ from .host import (
     _sweep_stale_scratch,
     confinement_report,
 )
+from .interface import SandboxStatistics
 from .jobs import _Chunk, _Job
 from .process import _start_worker, _Worker, _WorkerDied, _WorkerTimeout
 from .results import _compile_failure
 
 __all__ = ["SandboxConfig", "SandboxPool", "SandboxStatistics"]
-
-
-class SandboxStatistics(msgspec.Struct, frozen=True):
-    """A snapshot of the pool's counters (for progress lines and benchmarks)."""
-
-    workers: int
-    jobs_done: int
-    jobs_waiting: int
-    tests_run: int
-    worker_restarts: int
-    sandbox_faults: int
-    #: Workers killed for missing a deadline (a frame that did not come in time).
-    worker_timeouts: int = 0
-    #: Unexpected errors while serving (a bug of the pool's, never a program's):
-    #: each was handled like a dead worker, or its slot was restarted.
-    internal_errors: int = 0
-    #: The last of those errors, for a log line.
-    last_error: str | None = None
 
 
 class SandboxPool:

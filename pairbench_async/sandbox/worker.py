@@ -12,7 +12,11 @@ process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
   then reads 5-byte frame headers from the pool. It never reads a payload: on
   LOAD it forks a zygote **Z**, which reads the program itself, so W never holds
   any program or test. W is the subreaper of everything below it, and on SIGTERM
-  kills its zygote and reaps every descendant before it exits.
+  kills its zygote and reaps every descendant before it exits. It also watches the
+  process that owns the pool through a pidfd: PDEATHSIG follows the parent
+  *thread* and is easy to lose (a host such as a Ray actor may be SIGKILLed while
+  W sits in a wait), so when the owner dies W kills its zygote, reaps, and exits
+  on its own, wherever it is blocked.
 * **Z** confines itself first (sandbox uid, no capabilities, Landlock,
   PDEATHSIG), then compiles the program once, pre-imports the allowlisted
   modules it names (``PREIMPORT`` and the allowed packages' top level) and forks
@@ -51,6 +55,7 @@ import operator  # noqa: F401
 import os
 import re  # noqa: F401
 import resource
+import select
 import signal
 import string  # noqa: F401
 import struct
@@ -649,6 +654,42 @@ def reap_all():
             continue
 
 
+def watch_owner(pid):
+    """A pidfd of the pool's process, readable once it has died; -1 where the
+    kernel has none (PDEATHSIG alone then)."""
+    try:
+        return _high_fd(os.pidfd_open(pid))
+    except (AttributeError, OSError):
+        return -1
+
+
+def wait_for(fd, owner):
+    """Block until ``fd`` (a pipe, or a pidfd) is readable; False if the owner died first."""
+    if owner < 0:
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    poller.register(owner, select.POLLIN)
+    while True:
+        ready = poller.poll()
+        if ready:
+            return all(f != owner for f, _ in ready)
+
+
+def wait_for_zygote(zygote, owner):
+    """Block until the zygote ends; False if the pool's process died first."""
+    if owner < 0:
+        return True
+    try:
+        zfd = os.pidfd_open(zygote)
+    except OSError:
+        return True  # no fd to spare: a plain wait, as without a pidfd
+    try:
+        return wait_for(zfd, owner)
+    finally:
+        os.close(zfd)
+
+
 def main():
     cfg = Config(json.loads(sys.argv[1]))
     sys.set_int_max_str_digits(0)
@@ -673,6 +714,7 @@ def main():
     confine.set_pdeathsig(signal.SIGKILL)
     if os.getppid() != cfg.pool_pid:
         os._exit(0)
+    owner = watch_owner(cfg.pool_pid)  # opened while the pid is surely our parent's
     try:
         # a test child whose zygote dies is reparented here, not to init
         confine.set_subreaper()
@@ -695,6 +737,8 @@ def main():
     try:
         hbuf = bytearray(HEADER.size)
         while True:
+            if not wait_for(fin, owner):
+                break  # the pool's process died: nobody will read what we run
             header = read_header(fin, hbuf)
             if header is None or header[0] == OP_QUIT:
                 break
@@ -706,6 +750,8 @@ def main():
             if zygote == 0:
                 status = 4
                 try:
+                    if owner >= 0:
+                        os.close(owner)  # W watches; the zygote has no use for it
                     serve_program(cfg, confine, ruleset, fin, fout, n, me)
                     status = 0
                 except BaseException as exc:
@@ -715,6 +761,8 @@ def main():
                         pass
                 finally:
                     os._exit(status)
+            if not wait_for_zygote(zygote, owner):
+                break  # the pool's process died mid-program: kill the zygote, reap, exit
             _, status = os.waitpid(zygote, 0)
             zygote = 0
             reap_all()  # the test child of a zygote that died mid-test

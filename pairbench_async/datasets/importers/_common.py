@@ -30,7 +30,7 @@ import msgspec
 
 from ...core.errors import DatasetError, SandboxError
 from ...core.types import Checker, Limits, Program, Test, TestResult, Verdict
-from ...sandbox.pool import SandboxPool
+from ...sandbox.interface import Sandbox
 
 __all__ = [
     "MALFORMED",
@@ -234,7 +234,7 @@ def get_field(row: dict[str, Any], name: str, types: type | tuple[type, ...], pa
     return value
 
 
-async def run_program(pool: SandboxPool, program: Program, tests: Sequence[Test], limits: Limits,
+async def run_program(pool: Sandbox, program: Program, tests: Sequence[Test], limits: Limits,
                       checker: Checker) -> list[TestResult]:
     """Run in the sandbox; a sandbox fault is the sandbox's failure, so it raises."""
     results = await pool.run(program, tests, limits, checker=checker)
