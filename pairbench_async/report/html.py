@@ -194,8 +194,6 @@ def markdown_table(table: Table) -> str:
              "|" + "|".join("---" if i < table.left else "---:"
                             for i in range(len(table.header))) + "|"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in table.rows]
-    if table.caption:
-        lines = [f"*{_m(table.caption)}*", "", *lines]
     return "\n".join(lines)
 
 

@@ -447,7 +447,9 @@ def accuracy_section(acc: TalkAccuracy, unprotected: Sequence[str] = ()) -> Sect
         id="test-case-accuracy", title="Test-case accuracy, static vs interactive (When Benchmarks Talk)",
         intro="Test-case accuracy (seed 002's TCA): the share of hidden tests a program passes, averaged "
               "over episodes, standard error in parentheses, as fractions like the paper. Static is turn 0, "
-              "the attempt before any feedback, pooled over every protocol's episodes (all share it); each "
+              "the attempt before any feedback, one per (model, run, instance) however many protocols ran "
+              "it (they share its prompt and seed); FeedbackEval's protocols, whose turn 0 is the "
+              "erroneous program as given, add none. Each "
               "protocol is an interactive setting scored on its episode's last program (an episode stops at "
               "all-pass or after α turns, as the paper's loop stops at a correct solution). The ranking "
               "change is the normalised Spearman footrule between the Static ranking and each setting's, "

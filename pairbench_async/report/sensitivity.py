@@ -193,8 +193,8 @@ def sensitivity(
     """Table VII and the τ between settings from each setting's (name, records, manifest,
     completeness notice), in sweep order; ``main`` defaults to the first setting.
 
-    Protocols appear in the order they are first met; a protocol missing from one setting
-    is compared among the settings that ran it.
+    Protocols appear in the order the settings' manifests list them (then by name); a
+    protocol missing from one setting is compared among the settings that ran it.
     """
     if not settings:
         raise ValueError("a sweep of no setting")
@@ -203,7 +203,14 @@ def sensitivity(
         main = names[0]
     elif main not in names:
         raise ValueError(f"setting {main!r} is not in the sweep ({', '.join(names)})")
-    per_setting = {name: protocol_metrics(records) for name, records, _, _ in settings}
+    def in_run_order(found: dict[str, dict[str, ModelMetrics]], manifest: RunManifest | None
+                     ) -> dict[str, dict[str, ModelMetrics]]:
+        """The protocols as the run listed them (records arrive in completion order)."""
+        listed = [p for p in (manifest.protocols if manifest else []) if p in found]
+        return {p: found[p] for p in [*listed, *sorted(set(found) - set(listed))]}
+
+    per_setting = {name: in_run_order(protocol_metrics(records), manifest)
+                   for name, records, manifest, _ in settings}
     infos = [_info(name, manifest, sum(m.instances for p in per_setting[name].values()
                                        for m in p.values()), notice)
              for name, _, manifest, notice in settings]

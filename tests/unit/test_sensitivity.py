@@ -188,3 +188,36 @@ def test_a_protocol_run_in_one_setting_only_has_no_tau_table() -> None:
     tau_part = md.split("## Ranking stability across settings")[1].split("\n## ")[0]
     assert "*Protocol pair*" in tau_part and "*Protocol vanilla*" not in tau_part
     assert "vanilla: ran in S1 only, no pair of settings to compare." in tau_part
+
+
+def test_a_markdown_table_prints_its_caption_once() -> None:
+    # two changes each added the caption to markdown_table: it was printed twice
+    from pairbench_async.report.html import markdown_table
+    from pairbench_async.report.layout import Cell, Table
+
+    text = markdown_table(Table(header=["A"], rows=[[Cell("1")]], caption="Protocol pair"))
+    assert text.count("Protocol pair") == 1 and text.startswith("*Protocol pair*")
+
+
+def test_protocols_follow_the_manifest_order_not_the_records_order(tmp_path: object) -> None:
+    # records arrive in completion order (a protocol with no turn-0 call finishes first):
+    # Table VII and the per-setting agreement list the protocols as the run did
+    from pairbench_async.report.sensitivity import sensitivity
+    from pairbench_async.runlog.records import EpisodeRecord, RunManifest, TurnRecord
+
+    def episode(protocol: str, model: str, passed: bool) -> list[object]:
+        eid = f"{protocol}-{model}"
+        return [TurnRecord(run_id="r", episode_id=eid, instance_id="i", model=model, protocol=protocol, run=0,
+                           seed=0, turn=0, program="p", passed=["t"] if passed else [],
+                           failed=[] if passed else ["t"], pass_rate=float(passed)),
+                EpisodeRecord(run_id="r", episode_id=eid, instance_id="i", model=model, protocol=protocol,
+                              run=0, seed=0, status="done", turns=0)]
+
+    records = [*episode("test", "a", True), *episode("test", "b", False),
+               *episode("pair", "a", True), *episode("pair", "b", False)]
+    manifest = RunManifest(run_id="r", created="now", software_version="0", dataset=[], dataset_hash="h",
+                           instances=1, candidates=["a", "b"], feedback="rules", protocols=["pair", "test"],
+                           runs=1, seed=0, params={"turns": 1})
+    s = sensitivity([("turns=1", records, manifest, ""), ("turns=2", records, manifest, "")])  # type: ignore[list-item]
+    assert list(s.metrics) == ["pair", "test"]
+    assert [(g.a, g.b) for g in s.agreement["turns=1"]] == [("pair", "test")]
