@@ -555,3 +555,20 @@ def test_symptoms_places_and_maths_pass(hint: str, level: int) -> None:
 )
 def test_the_reviewers_rewordings_are_caught(hint: str, level: int, boundary: str) -> None:
     assert boundary in rules(hint, level), (hint, rules(hint, level))
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Try the line QUICK BROWN FOXES JUMP.",  # case does not hide a quote
+        "Try the line quick\u200bbrown foxes\u200b jump.",  # nor zero-width characters
+        "Try quick-brown-foxes-jump.",  # nor separators
+        "It fails on the query 7 1,000,000 somewhere.",  # "1,000,000" is "1000000"
+        "One line reads 4 8 15 16 in that test.",  # one line of a multi-line input is an item
+    ],
+)
+def test_quotes_survive_case_separators_invisible_characters_and_lines(hint: str) -> None:
+    hidden = HiddenData(inputs=("quick brown foxes jump\n", "3\n4 8 15 16\n7 1000000\n"), outputs=("9\n",),
+                        reference="print(9)\n")
+    got = validate_hint(hint, 6, Evidence(problem="Sum numbers."), "print(0)\n", hidden)
+    assert any(r.startswith("quote") for r in got), (hint, got)
