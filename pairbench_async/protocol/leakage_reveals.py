@@ -259,7 +259,8 @@ _CONCEPT_PATTERNS: Final = (
     re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
                r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
                r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
-               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|\b(?:is|are)\s+\w+\s+only\s+(?:if|when)\b|"
+               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
