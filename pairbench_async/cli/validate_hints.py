@@ -4,7 +4,8 @@ Prints the precision and recall of the rules (offline, always) and, with
 ``--validator-model SPEC``, of the LLM judge alone (asked about every hint) and of
 the pipeline a run uses (the judge asked only about the hints the rules accept), per
 Table II boundary and overall (:mod:`..protocol.hint_labels` says how they count).
-``--misses`` lists the hints each got wrong. Exit 0 (the numbers are the finding).
+``--misses`` lists the hints each got wrong: wrongly accepted or rejected, or rejected for a
+boundary other than the labelled ones (each per-boundary FP and FN of the table). Exit 0 (the numbers are the finding).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def add_validate_hints_parser(sub: Any) -> None:
                    help="judge calls in flight (default 4)")
     p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N",
                    help="answer budget of a judge call (default 256)")
-    p.add_argument("--misses", action="store_true", help="list every hint a validator got wrong")
+    p.add_argument("--misses", action="store_true", help="list every hint a validator got wrong, including those rejected for the wrong boundary")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -118,8 +119,10 @@ async def validate_hints_command(args: argparse.Namespace) -> int:
             h.id: rules[h.id] or judge[h.id] for h in hints}
     scored = {name: score(hints, predicted) for name, predicted in results.items()}
     malformed = sum(1 for v in verdicts.values() if v.verdict == "malformed")
+    # a miss: rejected or accepted wrongly, or rejected for a boundary other than the labelled ones
+    # (per-boundary false positives and negatives count in the table, so they are listed too)
     misses = {name: [(h.id, h.level, sorted(h.broken), sorted(predicted[h.id]), h.text) for h in hints
-                     if bool(h.broken) != bool(predicted[h.id])] for name, predicted in results.items()}
+                     if set(h.broken) != set(predicted[h.id])] for name, predicted in results.items()}
     if args.json:
         out = {"set": str(path), "hints": len(hints), "breaking": sum(1 for h in hints if h.broken),
                "tasks": len(labelled.tasks),

@@ -118,29 +118,39 @@ def _boundary(value: object) -> tuple[str | None, bool]:
 
 
 def _json_object(text: str) -> dict[str, object] | None:
+    """The LAST JSON object of the reply: a model that drafts and then corrects itself means its last word."""
     decoder = json.JSONDecoder()
+    last = None
     for found in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, found.start())
         except ValueError:
             continue
         if isinstance(value, dict):
-            return {str(k).lower(): v for k, v in value.items()}
-    return None
+            last = {str(k).lower(): v for k, v in value.items()}
+    return last
+
+
+#: a reasoning model's thinking block (closed, or cut off at the end of the reply)
+_THINK: Final = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S | re.I)
+#: a verdict line: "Verdict: reject. Boundary: fault location." (any case)
+_VERDICT_LINE: Final = re.compile(r"verdict\W*([A-Za-z]+)", re.I)
 
 
 def parse_verdict(reply: str, level: int) -> JudgeVerdict:
     """The judge's verdict on a level-``level`` hint, from its reply (see the module doc)."""
-    raw = reply.strip()
+    raw = _THINK.sub("", reply).strip()
     obj = _json_object(raw)
     if obj is not None:
         word = str(obj.get("verdict", obj.get("decision", ""))).strip().lower()
         boundary, named = _boundary(obj.get("boundary"))
         reason = str(obj.get("reason", "")).strip()
     else:
-        first = re.match(r"[\W_]*(?:verdict\W*)?([A-Za-z]+)", raw)
+        lines = list(_VERDICT_LINE.finditer(raw))
+        first = lines[-1] if lines else re.match(r"[\W_]*([A-Za-z]+)", raw)
         word = first.group(1).lower() if first else ""
-        mentioned = re.search(r"boundary\W+([A-Za-z_. -]+?)(?:[\n,.;\"]|$)", raw, re.IGNORECASE)
+        after = raw[first.start():] if lines and first else raw
+        mentioned = re.search(r"boundary\W+([A-Za-z_. -]+?)(?:[\n,.;\"]|$)", after, re.IGNORECASE)
         boundary, named = _boundary(mentioned.group(1)) if mentioned else (None, False)
         reason = raw[first.end():].strip(" :;,.-\n") if first else ""
     reason = " ".join(reason.split())[:_MAX_REASON]

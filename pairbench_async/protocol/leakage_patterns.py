@@ -68,8 +68,15 @@ _INLINE_CODE: Final = tuple(
         r"\b\w+(?:\[[^\]\n]*\])?\s*(?:\+|-|\*|/|//|%|\||&|\^|<<|>>)=\s*\S",
         r"\b[A-Za-z_]\w*(?:\[[^\]\n]*\])?\s*=(?!=)\s*[^\n.;,]*?\b[A-Za-z_]\w*\s*[(\[]",
         r"\breturn\s+[A-Za-z_][\w.]*\s*[(\[+\-*/%]",
-        r"\b(?:print|input|range|len|int|str|sorted|enumerate|list|dict|set|sum|max|min|abs)"
-        r"\s*\([^()\n]*\)",
+        r"\b(?:print|input|range|len|int|str|sorted|enumerate|list|dict|set|sum|max|min|abs|any|all|map|zip)"
+        r"\s*\((?:[^()\n]|\([^()\n]*\))*\)",
+        # a method call "s.lower()", "dict.fromkeys(words)"; a call of a name of 2+ characters on a name
+        # ("Counter(a)"; never the one-letter maths of "F(n)")
+        r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\(",
+        r"\b[A-Za-z_]\w+\([A-Za-z_]\w*\)",
+        # pseudocode: "bal <- bal + x", "x ← 0", "if bal < 0 then ..."
+        r"\w\s*(?:<-|←|:=)\s*[\w(-]",
+        r"\bif\s+[^.\n]{0,30}?(?:<|>|==|!=|=)[^.\n]{0,30}?\bthen\b",
         r"\.\s*(?:append|extend|pop|sort|split|join|strip|add|get|items|keys|values|insert|"
         r"remove|update|readline|count|index)\s*\(",
         r"\b(?:elif|else)\s*:",
@@ -84,7 +91,9 @@ _INLINE_CODE: Final = tuple(
         # a call with arguments: "pow(2, MOD - 2, MOD)" (never "O(n*m)", never "word (note)")
         r"\b(?!O\()[A-Za-z_]\w*\((?=[^()\n]*[,+\-*/%])[^()\n]*\)",
         # an expression of three operands: "s * s - sq", "x % m + 1"
-        r"(?<![\w-])(?:[A-Za-z_]\w*|\d+)\s*(?://|[+*/%]|-(?!\d))\s*(?:[A-Za-z_]\w*|\d+)\s*"
+        r"(?<![\w-])(?=(?:\d+|[A-Za-z_]\w*)\)?(?:\s*(?://|[+\-*/%])\s*\(?(?:\d+|[A-Za-z_]\w*)\)?)*?\s*(?://|[%*/])|"
+        r"(?:(?:\d+|[A-Za-z_])\s*[+\-*/]\s*)*[A-Za-z_]\w)"
+        r"(?:[A-Za-z_]\w*|\d+)\s*(?://|[+*/%]|-(?!\d))\s*(?:[A-Za-z_]\w*|\d+)\s*"
         r"(?://|[+\-*/%])\s*(?:[A-Za-z_]\w*|\d+)\b(?=[^\n]*?[A-Za-z_])",
         r"(?i:\bpseudo-?code\b)",
     )
@@ -137,7 +146,7 @@ _LINE_NUMBER: Final = re.compile(r"\blines?\s*#?\s*\d+", re.IGNORECASE)
 _STRUCTURE: Final = re.compile(
     r"\b(?:the|this|that|your|its|inner|outer|first|second|last|main|nested|same)\s+"
     r"(?:[\w-]+\s+){0,3}?"
-    r"(?:for[- ]loop|while[- ]loop|loop|if[- ]statement|if[- ]condition|else[- ]branch|"
+    r"(?<!\bto\s)(?:for[- ]loop|while[- ]loop|loop|if[- ]statement|if[- ]condition|else[- ]branch|"
     r"branch|assignment|variable|code block|return statement|print statement|(?:list |dict |set )?"
     r"comprehension|lambda|(?:key|helper|inner|recursive|comparator|comparison|sort|sorting) function|"
     r"recursive call|base case|initiali[sz]ation|declaration|conditional|increment|decrement|"
@@ -157,6 +166,16 @@ _STRUCTURE: Final = re.compile(
     # "the indexing right after sorting", "the slicing"
     r"|\b(?:the|this|that)\s+(?:[\w-]+\s+)?(?:indexing|slicing|slice|subscript|index\s+expression)\b"
     # "the part of the program that ...", "in how the code ..."
+    # "the while condition", "the range given to the for", "the join line", "the split call", "the final print"
+    r"|\bthe\s+(?:[\w-]+\s+){0,2}?(?:while|for|if|elif|else|return|print|join|split|sort|range|comparison|"
+    r"assignment|loop|membership|generator)\s+(?:condition|header|line|call|statement|body|bound|clause|"
+    r"test|expression)s?\b"
+    r"|(?<!\ball\s)\bthe\s+(?:for|while|if|elif|else)\b(?!\s+(?:example|instance|a|an|the|each|every|all|"
+    r"some|any|now|being|first|last)\b)(?!-)"
+    r"|\bthe\s+(?:final|last|first|initial|closing|opening)\s+(?:print|return|line|statement|call|assignment|"
+    r"join|split|sort)\b"
+    r"|\b(?:upper|lower)\s+bound\s+of\s+the\s+(?:range|loop)\b|\bthe\s+(?:starting|initial)\s+value\s+"
+    r"(?:chosen|given|assigned|used)\b|\bthe\s+(?:generator|membership\s+test)\b"
     r"|\b(?:part|region|section|portion|piece)\s+of\s+(?:the|your)\s+(?:program|code|solution|"
     r"implementation)\b|\bin\s+how\s+the\s+(?:program|code|solution)\b",
     re.IGNORECASE,
@@ -248,7 +267,7 @@ _DIRECTION: Final = re.compile(
     rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
     rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
     r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
-    r"modify|rewrite|update|store|keep|track|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
+    r"modify|rewrite|update|store|keep|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
     r"compare|subtract|process|traverse|visit|mark|convert|cast|clamp|wrap|guard|handle|allocate|"
     r"record|go|run|begin|restart|break|continue|exit|set)\b|be\s+(?:a|an)\s+(?:dict|dictionary|map|"
     r"hash\s*map|set|list|array|counter|stack|queue|heap|deque|tuple|integer|int|float|string|loop)\b|"
@@ -257,23 +276,50 @@ _DIRECTION: Final = re.compile(
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
     r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
     r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|\bchang(?:e|ing)\b[^.\n]"
-    r"{0,40}\bto\b|\bthe\s+fix\s+is\b",
+    r"{0,40}\bto\b|\bthe\s+fix\s+is\b|"
+    # "would fix it", "solves it", "is the remedy", "It would help to", "what is needed is", "ought to continue"
+    r"\b(?:would|will|should|could|might)\s+(?:\w+\s+)?(?:fix|solve|repair|correct|resolve|cure|avoid|remove)\b|"
+    r"\b(?:fix(?:es)?|solves?|repairs?|corrects?|resolves?|cures?)\s+(?:it|this|that|the\s+(?:bug|problem|issue|"
+    r"error|count|output|answer|result))\b|\bthe\s+(?:fix|remedy|cure|repair|correction|right\s+move)\s+"
+    r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
+    r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
+    r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d)\w+|\byou\s+need\b|"
+    r"\bmakes?\s+the\s+\w+\s+(?:correct|right)\b|\bgives?\s+the\s+(?:right|correct)\s+(?:value|answer|result|output)\b|"
+    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b",
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
 #: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print"
 _CLAUSES: Final = re.compile(r",\s*|:\s*")
 _LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
+#: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
+#: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
+_FINITE: Final = frozenset("is are was were has have had seems seem looks appears does do did can will "
+                           "would pass passes fail fails print prints give gives come comes stay stays "
+                           "contain contains".split())
 
 
 def _imperative(clause: str) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer."""
-    words = re.findall(r"[A-Za-z']+", _BULLET.sub("", clause))
+    words = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _REPAIR_VERBS:
         return None
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
+        return None
+    # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
+    if len(words) > 1 and (words[1][0].isdigit() or any(w.lower() in _FINITE for w in words[1:3])):
+        return None
+    # "Test lines with repeated words fail": a subject whose clause ends with its verb
+    if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
+        return None
+    # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
+    if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):
+        return None
+    # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
+    if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
+            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")):
         return None
     return words[0]
 
@@ -282,6 +328,11 @@ def _direction_reasons(hint: str) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
         parts = _CLAUSES.split(sentence)
+        # "Lowercasing the line first ... rather than ...": a repair told as a gerund
+        gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
+        if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
+            reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
+            break
         verb = _imperative(parts[0]) or next(
             (v for part in parts[1:] if (v := _imperative(part)) and part[:1].islower()), None)
         if verb:

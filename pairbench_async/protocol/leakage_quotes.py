@@ -38,12 +38,22 @@ __all__: list[str] = []
 _SCAN_CHARS: Final = 8192
 
 
+#: zero-width and formatting characters a hint could hide inside a quote
+_INVISIBLE: Final = re.compile(r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+#: separators and punctuation: "1,000,000", "1 000 000" and "1000000" are one quote
+_SEPARATORS: Final = re.compile(r"[\W_]+")
+#: a thousands separator between digits: "1,000,000" and "1 000 000" read as "1000000"
+_DIGIT_GROUPS: Final = re.compile(r"(?<=\d)[,_'\u2009\u202f ](?=\d{3}(?!\d))")
+
+
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    """Casefolded, with whitespace, punctuation, separators and invisible characters removed."""
+    return _SEPARATORS.sub("", _INVISIBLE.sub("", text).casefold())
 
 
 def _spaced(text: str) -> str:
-    return " ".join(text.split())
+    """Casefolded words, single-spaced, invisible characters removed."""
+    return " ".join(_DIGIT_GROUPS.sub("", _INVISIBLE.sub("", text).casefold()).split())
 
 
 #: Length of the character n-grams that pre-screen seeds in :func:`_shares_run`.
@@ -109,13 +119,14 @@ class _QuoteIndex(msgspec.Struct, frozen=True):
             ("the reference solution", (hidden.reference,), hidden.reference.splitlines()),
         ):
             prepared = []
-            for item in items:
+            lines = [line for text in items for line in text.splitlines()] if what != "the reference solution" else []
+            for item in (*items, *lines):
                 if len(item) < _SCAN_CHARS:
                     spaced = _spaced(item)
                     prepared.append((spaced, len(_squash(spaced))))
             squashed = "\x00".join(_squash(t) for t in texts)
             sources.append(_QuoteSource(what, squashed, _grams(squashed), tuple(prepared)))
-        tokens = frozenset(_WORD.findall("\x00".join((*inputs, *outputs))))
+        tokens = frozenset(_WORD.findall("\x00".join((*inputs, *outputs)).casefold()))
         return cls(tuple(sources), tokens)
 
 
@@ -143,10 +154,10 @@ def _quote_reasons(
                 reasons.append(f"quote: repeats a whole line of {source.what}")
                 break
     # a whole-word occurrence of a word-only token is one of the text's maximal \w+ runs
-    leaked = {t for t in _WORD.findall(hint) if len(t) >= policy.min_token_chars}
+    leaked = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
     leaked &= index.data_tokens
     if leaked:
-        leaked -= set(_WORD.findall(public))
+        leaked -= set(_WORD.findall(public.casefold()))
     if leaked:
         token = min(leaked)
         reasons.append(f"quote: repeats a {len(token)}-character token of hidden test data")

@@ -50,7 +50,7 @@ _INPUT_NOUN: Final = (
     r"(?:(?:test\s+)?inputs?|numbers?|integers?|values?|elements?|items?|entr(?:y|ies)|arrays?|lists?|"
     r"sequences?|strings?|texts?|lines?|words?|characters?|letters?|digits?|quer(?:y|ies)|graphs?|trees?|"
     r"nodes?|vertex|vertices|edges?|intervals?|ranges?|matri(?:x|ces)|grids?|rows?|columns?|points?|names?|"
-    r"scores?|weights?|pairs?|tests?|cases?|data|[nmkq])"
+    r"scores?|weights?|pairs?|data|[nmkq])"
 )
 #: what distinguishes a kind of input (the words an input-pattern hint is made of)
 _FEATURE: Final = (
@@ -65,7 +65,8 @@ _FEATURE: Final = (
     r"(?:multiple|parallel)\s+edges|touch\w*|overlap\w*|adjacent|nested|boundar\w*|extreme|"
     r"(?:first|last)\s+(?:element|position|index|item|character|node|interval|query)|"
     r"(?:size|length)\s+(?:(?:of|is|=)\s+)?(?:0|1|one|zero|two)|[nmkq]\s*(?:=|==|is|equals)\s*\d+|"
-    r"billions?|millions?|"
+    r"billions?|millions?|(?:exact\s+)?multiples?\s+of|divisible|divides|primes?|perfect\s+squares?|"
+    r"(?:at|near)\s+the\s+(?:very\s+)?(?:end|start|beginning|front)|"
     r"thousands?|10\s*\^\s*\d+|10\*\*\d+|1e\d+|\d{5,})"
 )
 #: a feature as an adjective in front of an input noun
@@ -112,6 +113,17 @@ _INPUT_PATTERNS: Final = (
                r"made|given|of))\b", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
+    # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
+    re.compile(rf"(?:^|[.;!?]\s+)(?:{_FEATURE_ADJ}|[\w]+-[\w-]+)[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\s+"
+               r"(?:make|makes|made|cause|causes|lead|leads|trigger|triggers|break|breaks|fail|fails|"
+               r"give|gives|come|comes|produce|produces)\b", re.I),
+    # an input noun described as the subject: "Lists containing the maximum twice", "Lines such as 'b a b'"
+    re.compile(rf"(?:^|[.;!?]\s+)(?:(?:the|some|any|all)\s+)?{_INPUT_NOUN}\s+(?:containing|that\s+contain|with|"
+               rf"having|where|whose|in\s+which)\b[^,.;:!?]{{0,50}}?\b{_FEATURE}\b|"
+               rf"(?:^|[.;!?]\s+)(?:(?:the|some|any|all)\s+)?{_INPUT_NOUN}\s+(?:such\s+as|like)\s+[\"'\d-]", re.I),
+    # a concrete failing input: "prints 0 for -45" (not "on 3 tests", "for 2 of them")
+    re.compile(r"\b(?:for|on|given)\s+(?:the\s+)?(?:input\s+)?-?\d+(?:\.\d+)?\b"
+               r"(?!\s*(?:tests?|cases?|of|out|%|percent|inputs?|lines?|times?|more|fewer|less|digits?))", re.I),
 )
 #: "every number in the array is negative": an input noun described by a feature
 _DESCRIBED_INPUT: Final = re.compile(
@@ -119,6 +131,10 @@ _DESCRIBED_INPUT: Final = re.compile(
     rf"appears?|occurs?|repeats?|exceeds?|becomes?)\b[^,.;:!?]{{0,30}}?\b{_FEATURE}\b",
     re.I,
 )
+
+
+#: "too small", "one too high": a deviation from the expected output, the symptom itself
+_TOO: Final = re.compile(r"\btoo\s+\w+|\b(?:than|from)\s+(?:the\s+)?expected\b", re.I)
 
 
 def _clauses(hint: str) -> list[str]:
@@ -131,17 +147,17 @@ def _input_pattern_reasons(hint: str) -> list[str]:
         end = _CLAUSE_END.search(rest)
         clause = rest[: end.start()] if end else rest
         feature = _FEATURE_RE.search(clause)
-        if feature and not _OUTPUT_CUE.search(clause[: feature.start()]):
+        if feature and not _OUTPUT_CUE.search(clause[: feature.start()]) and not _TOO.search(clause):
             return [f"input_pattern: names the failing input's kind {_show(trigger.group() + clause)} "
                     "(reserved for L2 and above)"]
     for pattern in _INPUT_PATTERNS:
-        found = pattern.search(hint)
+        found = next((m for m in pattern.finditer(hint) if not _OUTPUT_CUE.search(m.group())), None)
         if found:
             return [f"input_pattern: names the failing input's kind {_show(found.group())} "
                     "(reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
-        if found and not _OUTPUT_CUE.search(clause[: found.end()]):
+        if found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group()):
             return [f"input_pattern: describes the failing input {_show(found.group())} "
                     "(reserved for L2 and above)"]
     return []
@@ -174,7 +190,16 @@ _STATE_PATTERNS: Final = (
                r"\b(?:previous(?:ly)?|earlier|prior)\s+(?:seen|values?|elements?|items?|state|results?|counts?|sums?)\b|"
                r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
                r"solution's|internal)\s+state\b", re.I),
+    # "has no memory of the balance", "is not retained anywhere", "the balance the program works with"
+    re.compile(r"\bno\s+(?:memory|record|recollection|trace|knowledge)\s+of\b|"
+               r"\b(?:is|are|was|were|gets?|got)\s+(?:not|never)\s+(?:\w+\s+)?(?:retained|kept|stored|remembered|"
+               r"recorded|tracked|preserved|saved|carried(?:\s+over|\s+forward)?|maintained)\b|"
+               r"\bthe\s+(?:program|solution|code)\s+(?:holds|keeps|stores|works\s+with|remembers|maintains|"
+               r"carries)\b|\bstale\b|\bnever\s+carries\b", re.I),
 )
+#: "occur a different number of times": the count describes the input (an input pattern), not state
+_INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|repeat|repeats)\b[^,.;:!?]{0,30}$",
+                                 re.I)
 #: the cause, told through what the solution does (L3's "internal reasoning")
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
@@ -186,7 +211,9 @@ _CAUSE: Final = re.compile(
 
 def _state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = pattern.search(hint)
+        found = next((m for m in pattern.finditer(hint)
+                      if not (re.match(r"(?:how\s+many|number\s+of)\s+times", m.group(), re.I)
+                              and _INPUT_COUNT.search(hint[: m.start()]))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -204,7 +231,7 @@ _NORM: Final = re.compile(
     r"\b(?:must|needs?\s+to|has\s+to|have\s+to|should)\s+(?:always\s+|never\s+|only\s+|also\s+|still\s+|"
     r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])|distinguish|differentiate|consider|account\s+for|"
     r"take\s+into\s+account|respect|satisfy|hold|remain|stay|treat|count|include|exclude|allow|cover|"
-    r"show|contain|ignore|match|equal|depend|come|fall|belong)",
+    r"show|contain|ignore|match|equal|depend|come|fall|belong|follow|preserve|obey|reflect)",
     re.I,
 )
 _CONCEPT_PATTERNS: Final = (
@@ -228,15 +255,30 @@ _CONCEPT_PATTERNS: Final = (
                r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
                r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b",
                re.I),
+    # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
+    re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
+               r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
+               r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
+               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
+               r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
+               r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
 )
 
 
+#: the subject of a norm that is the program's output: "The output should be NO" is the symptom
+_OUTPUT_SUBJECT: Final = re.compile(r"\b(?:outputs?|answers?|results?|printed\s+\w+|program|"
+                                    r"values?\s+printed|count|number\s+printed)\b[^,.;:!?]{0,12}$", re.I)
+
+
 def _concept_reasons(hint: str) -> list[str]:
     for pattern in _CONCEPT_PATTERNS:
-        found = pattern.search(hint)
+        found = next((m for m in pattern.finditer(hint)
+                      if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
+                              and re.search(r"\bbe\b", m.group()))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]

@@ -23,6 +23,9 @@ from pairbench_async.protocol.leakage import JudgeVerdict
 DATA = Path(__file__).resolve().parents[1] / "data"
 MAIN = DATA / "labelled_hints.jsonl"
 HOLDOUT = DATA / "labelled_hints_holdout.jsonl"
+#: the reviewer's 64 hints (issue 14 attack) and a second holdout written before the rules were revised
+ATTACK = DATA / "labelled_hints_attack.jsonl"
+HOLDOUT2 = DATA / "labelled_hints_holdout2.jsonl"
 
 
 def _load(path: Path):  # type: ignore[no-untyped-def]
@@ -104,9 +107,16 @@ def test_the_committed_sets_are_as_the_issue_asks() -> None:
 #: rules were written (main: 1.00 / 0.98; holdout 1.00 / 0.97, and 1.00 / 0.67 before the rules
 #: were revised on what it showed) minus a margin of about one hint
 FLOORS = [(MAIN, 0.95, 0.95, 0.75), (HOLDOUT, 0.95, 0.93, 0.6)]
+#: attack (first measured 0.90 / 0.87) and holdout2 (first measured 1.00 / 0.64), both 1.00 / 1.00
+#: after the rules were revised on the reviewer's classes: floor = measured minus one hint's worth
+#: (1/30, 1/28 of the breaking hints); per boundary: attack's lowest is 0.50 (state precision, 2 of
+#: 4), holdout2's is 0.00 (state recall: both state hints are read as concept), so no floor there
+FLOORS += [(ATTACK, 1.0 - 1 / 30 - 0.005, 1.0 - 1 / 30 - 0.005, 0.5),
+           (HOLDOUT2, 1.0 - 1 / 28 - 0.005, 1.0 - 1 / 28 - 0.005, 0.0)]
 
 
-@pytest.mark.parametrize(("path", "precision", "recall", "floor"), FLOORS, ids=["main", "holdout"])
+@pytest.mark.parametrize(("path", "precision", "recall", "floor"), FLOORS,
+                         ids=["main", "holdout", "attack", "holdout2"])
 def test_the_rules_precision_and_recall_on_the_labelled_sets(path: Path, precision: float, recall: float,
                                                               floor: float) -> None:
     labelled = _load(path)

@@ -147,3 +147,21 @@ def test_a_rules_rejection_is_never_replaced_by_a_judge_acceptance() -> None:
                                evidence=Evidence(problem=PROBLEM), candidate_code=PROGRAM, hidden=HIDDEN,
                                failure="wrong_value", judge=accepted)
     assert outcome is None and attempts[0].reasons[0].startswith("input_pattern:")
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict", "boundary"),
+    [
+        ("VERDICT: REJECT. BOUNDARY: FAULT LOCATION.", "reject", "location"),
+        ("Verdict: reject. Boundary: fault location.", "reject", "location"),
+        # the thinking block drafts a verdict the answer then changes
+        ("<think>Verdict: accept, looks fine... no wait</think>\nVerdict: reject. Boundary: repair direction.",
+         "reject", "direction"),
+        ('{"verdict": "accept"} on reflection: {"verdict": "reject", "boundary": "code"}', "reject", "code"),
+        ("Verdict: reject, boundary: code. Second thoughts. Verdict: accept.", "accept", None),
+    ],
+)
+def test_the_parser_takes_the_last_verdict_in_any_case_after_thinking(reply: str, verdict: str,
+                                                                       boundary: str | None) -> None:
+    got = parse_verdict(reply, 1)
+    assert (got.verdict, got.boundary) == (verdict, boundary), got

@@ -506,3 +506,69 @@ def test_each_new_rejection_names_its_boundary_and_the_level_that_may_reveal_it(
     assert "(reserved for L2 and above)" in by_rule["input_pattern"]
     assert "(reserved for L3 and above)" in by_rule["state"]
     assert "(reserved for L5 and above)" in by_rule["concept"]
+
+
+# --------------------------------------------------------------------------- the attacker's classes (issue 14)
+# Reworded, not the reviewer's own probes: each case is one class of finding.
+
+
+@pytest.mark.parametrize(
+    ("hint", "level"),
+    [
+        ("On a few tests the total is higher than expected by two.", 1),  # "tests" is not an input noun
+        ("The program prints 5 on tests where the expected answer is negative.", 1),  # the feature is the output's
+        ("The output should be YES on several tests, but NO is printed.", 1),  # expected output, not a rule
+        ("The result should be smaller on some tests.", 1),
+        ("Test 7 prints 4 where 6 is expected.", 1),  # nouns that are also repair verbs
+        ("Output rows have the right numbers in the wrong order.", 1),
+        ("Sort keys are compared wrongly on some tests.", 1),
+        ("The program appears to loop forever on some tests.", 1),  # "to loop" is a verb
+        ("Check the loop that reads the queries.", 4),  # pointing at a place is L4's job
+        ("Take a closer look at how the prefix sums are built.", 4),
+        ("There are n - k + 1 windows, the last one starting at n - k.", 5),  # additive maths, not code
+    ],
+)
+def test_symptoms_places_and_maths_pass(hint: str, level: int) -> None:
+    assert rules(hint, level) == set(), hint
+
+
+@pytest.mark.parametrize(
+    ("hint", "level", "boundary"),
+    [
+        ("The while condition stops before the last digit is read.", 3, "location"),
+        ("The final print joins the words in the wrong order.", 2, "location"),
+        ("On every n, the range given to the for is one too short.", 2, "location"),
+        ("The fix would be to start from the second element.", 4, "direction"),
+        ("Sorting the letters first would solve it.", 5, "direction"),
+        ("Counting the pairs with a dictionary is the remedy.", 5, "direction"),
+        ("Scanning from the right rather than from the left gives the right answer.", 5, "direction"),
+        ("Position matters, and a set forgets it.", 4, "concept"),
+        ("Uppercase input makes the total come out too small.", 1, "input_pattern"),
+        ("It prints 3 for -7 instead of 7.", 1, "input_pattern"),
+        ("Arrays containing zero twice make it print the wrong value.", 1, "input_pattern"),
+        ("The program has no memory of the earlier maximum.", 1, "state"),
+        ("The previous total is not kept anywhere.", 2, "state"),
+        ("Write the count as len(s.split()).", 6, "code"),
+        ("Compare Counter(x) with Counter(y).", 6, "code"),
+        ("Steps: total <- total + v; if total > m then m <- total.", 6, "code"),
+    ],
+)
+def test_the_reviewers_rewordings_are_caught(hint: str, level: int, boundary: str) -> None:
+    assert boundary in rules(hint, level), (hint, rules(hint, level))
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Try the line QUICK BROWN FOXES JUMP.",  # case does not hide a quote
+        "Try the line quick\u200bbrown foxes\u200b jump.",  # nor zero-width characters
+        "Try quick-brown-foxes-jump.",  # nor separators
+        "It fails on the query 7 1,000,000 somewhere.",  # "1,000,000" is "1000000"
+        "One line reads 4 8 15 16 in that test.",  # one line of a multi-line input is an item
+    ],
+)
+def test_quotes_survive_case_separators_invisible_characters_and_lines(hint: str) -> None:
+    hidden = HiddenData(inputs=("quick brown foxes jump\n", "3\n4 8 15 16\n7 1000000\n"), outputs=("9\n",),
+                        reference="print(9)\n")
+    got = validate_hint(hint, 6, Evidence(problem="Sum numbers."), "print(0)\n", hidden)
+    assert any(r.startswith("quote") for r in got), (hint, got)
