@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-__all__ = ["METRICS", "MetricInfo", "legend_lines", "metrics_table"]
+__all__ = ["METRICS", "PERCENT_METRICS", "MetricInfo", "legend_lines", "metrics_table"]
 
 
 class MetricInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,6 +92,8 @@ METRICS: tuple[MetricInfo, ...] = (
                source="FixEval (seed 004), Table III; Ren et al. 2020"),
 )
 _BY_NAME = {m.name: m for m in METRICS}
+#: The metrics shown in percent (every rate); the rest are levels (HE) or turns.
+PERCENT_METRICS: frozenset[str] = frozenset(m.name for m in METRICS if m.unit == "%")
 
 
 def legend_lines(columns: Iterable[str]) -> list[str]:

@@ -20,6 +20,7 @@ import msgspec
 from ..protocol.protocols import PROTOCOLS
 from .accuracy import Accuracy, TalkAccuracy
 from .cost import cost_summary, format_cost
+from .glossary import PERCENT_METRICS
 from .leaderboard import UNPROTECTED_NOTE
 from .metrics import ModelMetrics, group_key
 from .model import Report
@@ -63,10 +64,7 @@ _LABELS: Final = {
     "HCC": "Hinted Closed Coverage", "RepairRate": "Repair Rate",
     "PreservationRate": "Preservation Rate",
 }
-_PERCENT: Final = frozenset(
-    {"InitialFix", "TRS", "BRG", "BP", "PMR", "GC", "FinalFix", "HCC", "RepairRate",
-     "PreservationRate"}
-)
+_PERCENT: Final = PERCENT_METRICS
 #: The per-protocol comparison's metrics (those every protocol defines).
 COMPARISON: Final = ("InitialFix", "FinalFix", "GC", "RepairRate", "PreservationRate", "PMR",
                      "TurnsToFix")

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from ..runlog.records import EpisodeRecord, Record, TurnRecord
-from .glossary import legend_lines
+from .glossary import PERCENT_METRICS, legend_lines
 from .metrics import METRIC_NAMES, ModelMetrics, metrics_by_model
 from .trajectory import Trajectory, TurnOutcome
 
@@ -30,8 +30,7 @@ __all__ = [
 #: The paper's Table III columns, in order.
 LEADERBOARD_COLUMNS = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC",
                        "HCCShown")
-_PERCENT = {"InitialFix", "TRS", "BRG", "BP", "PMR", "GC", "FinalFix", "HCC", "RepairRate",
-            "PreservationRate", "HCCShown"}
+_PERCENT = PERCENT_METRICS
 
 
 class Leaderboard(msgspec.Struct):

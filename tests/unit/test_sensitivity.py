@@ -221,3 +221,15 @@ def test_protocols_follow_the_manifest_order_not_the_records_order(tmp_path: obj
     s = sensitivity([("turns=1", records, manifest, ""), ("turns=2", records, manifest, "")])  # type: ignore[list-item]
     assert list(s.metrics) == ["pair", "test"]
     assert [(g.a, g.b) for g in s.agreement["turns=1"]] == [("pair", "test")]
+
+
+def test_every_rate_metric_is_shown_in_percent_everywhere() -> None:
+    # HCCShown was shown as a fraction (0.09) in Fig. 4's table while the text said 8.9:
+    # one list of the percent metrics (the glossary's units) serves every renderer
+    from pairbench_async.report.layout import fmt
+    from pairbench_async.report.leaderboard import _fmt
+    from pairbench_async.report.metrics import METRIC_NAMES
+
+    for name in METRIC_NAMES:
+        expected = ("0.25", "0.25") if name in ("HE", "TurnsToFix") else ("25.00", "25.0")
+        assert (fmt(name, 0.25), _fmt(name, 0.25)) == expected, name
