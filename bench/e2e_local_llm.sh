@@ -93,7 +93,7 @@ project_ok() {
     [ "$(cat "$STAMP_FILE" 2>/dev/null)" = "$(project_stamp)" ] || return 1
     "$PY" - "$REPO" <<'EOF' 2>/dev/null
 import os, sys
-import pairbench_async, pairbench_async._confine  # noqa: F401  (native sandbox module)
+import pairbench_async, pairbench_async.sandbox._confine  # noqa: F401  (native sandbox module)
 repo = os.path.realpath(sys.argv[1])
 sys.exit(0 if os.path.realpath(pairbench_async.__file__).startswith(repo + os.sep) else 1)
 EOF
