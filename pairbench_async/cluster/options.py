@@ -37,8 +37,12 @@ class RayOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     discover_s: float = 2.0
     #: Seconds an actor may take to start its pool on a node before it is given up.
     start_timeout_s: float = 60.0
-    #: Seconds a batch waits for any node with room before its tests become ``SF``.
+    #: Seconds a batch waits while NO node is serving before its tests become ``SF``; while
+    #: one serves, a batch waits its turn for room however long (first come, first served).
     node_wait_s: float = 120.0
+    #: Seconds connecting to the cluster (``ray.init``) may take before it is a clear
+    #: error; the address itself must accept a TCP connection within 5 s.
+    connect_timeout_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.workers_per_node is not None and self.workers_per_node < 1:
@@ -47,6 +51,6 @@ class RayOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1 (got {getattr(self, name)})")
         for name in ("heartbeat_s", "heartbeat_timeout_s", "discover_s", "start_timeout_s",
-                     "node_wait_s"):
+                     "node_wait_s", "connect_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{name} must be > 0 (got {getattr(self, name)})")

@@ -84,24 +84,79 @@ class Sandbox(Protocol):
     def confinement(self) -> dict[str, Any]: ...
 
 
+#: msgpack extension codes of the tagged fallback (values plain msgpack cannot carry)
+_EXT_INT = 1  # an int outside msgpack's 64 bits, as its decimal digits
+_EXT_STR = 2  # a str with a lone surrogate, as UTF-8 with surrogatepass
+
 _ENCODER = msgspec.msgpack.Encoder()
-_JOB = msgspec.msgpack.Decoder(SandboxJob)
-_RESULTS = msgspec.msgpack.Decoder(list[TestResult])
-_STATISTICS = msgspec.msgpack.Decoder(SandboxStatistics)
+
+
+def _ext_hook(code: int, data: memoryview) -> Any:
+    if code == _EXT_INT:
+        return int(bytes(data))
+    if code == _EXT_STR:
+        return bytes(data).decode("utf-8", "surrogatepass")
+    return msgspec.msgpack.Ext(code, bytes(data))
+
+
+_JOB = msgspec.msgpack.Decoder(SandboxJob, ext_hook=_ext_hook)
+_RESULTS = msgspec.msgpack.Decoder(list[TestResult], ext_hook=_ext_hook)
+_STATISTICS = msgspec.msgpack.Decoder(SandboxStatistics, ext_hook=_ext_hook)
+_ANY = msgspec.msgpack.Decoder(ext_hook=_ext_hook)
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+def _tagged(value: Any) -> Any:
+    """``value`` (builtins) with each big int and each str holding a lone surrogate as an Ext."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+        return msgspec.msgpack.Ext(_EXT_INT, str(value).encode())
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return msgspec.msgpack.Ext(_EXT_STR, value.encode("utf-8", "surrogatepass"))
+        return value
+    if isinstance(value, list):
+        return [_tagged(v) for v in value]
+    if isinstance(value, dict):
+        return {_tagged(k): _tagged(v) for k, v in value.items()}
+    return value
 
 
 def encode(value: SandboxJob | list[TestResult] | SandboxStatistics) -> bytes:
-    """msgpack bytes of a job, its results or statistics (what a remote call carries)."""
-    return _ENCODER.encode(value)
+    """msgpack bytes of a job, its results or statistics (what a remote call carries).
+
+    The local pool handles a call test's int beyond 64 bits and a str with a lone
+    surrogate (a program's source or output); plain msgpack carries neither, so such a
+    value falls back to a tagged encoding (msgpack extension types) that the
+    ``decode_*`` functions undo: a remote sandbox sees exactly what a local one does.
+    """
+    try:
+        return _ENCODER.encode(value)
+    except (OverflowError, UnicodeEncodeError):
+        return _ENCODER.encode(_tagged(msgspec.to_builtins(value, builtin_types=(bytes,))))
+
+
+def _decode(decoder: msgspec.msgpack.Decoder[Any], kind: Any, data: bytes) -> Any:
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError:
+        # a tagged str where the type says str: decode untyped (the ext hook restores
+        # it), then check the type; a real mismatch raises here as it would have
+        return msgspec.convert(_ANY.decode(data), kind)
 
 
 def decode_job(data: bytes) -> SandboxJob:
-    return _JOB.decode(data)
+    return _decode(_JOB, SandboxJob, data)
 
 
 def decode_results(data: bytes) -> list[TestResult]:
-    return _RESULTS.decode(data)
+    return _decode(_RESULTS, list[TestResult], data)
 
 
 def decode_statistics(data: bytes) -> SandboxStatistics:
-    return _STATISTICS.decode(data)
+    return _decode(_STATISTICS, SandboxStatistics, data)

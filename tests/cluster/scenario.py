@@ -91,6 +91,28 @@ def wait_gone(entries: list[list[float]], seconds: float) -> list[int]:
     return left
 
 
+AWKWARD_CALL = Program(source="def f(n):\n    return 2 ** n\n", kind="call", entry_point="f")
+AWKWARD_CALL_TESTS = [Test(id="b10", args=[10], expected=1024), Test(id="b70", args=[70], expected=2**70),
+                      Test(id="b70-wrong", args=[70], expected=2**80), Test(id="b70-0", args=[70], expected=0)]
+AWKWARD_STDIO = [
+    (Program(source="print('x')  # \ud800\n"), [Test(id="s", input="1\n", output="x\n")]),
+    (Program(source="print('y')\n"), [Test(id="\udcff", input="\ud800\n", output="\ud800\n")]),
+    (Program(source="print('z' * 3_000_000)\n"), [Test(id="huge", input="", output="z\n")]),
+]
+
+
+async def awkward(sandbox: Any) -> list[list[Any]]:
+    """Verdicts of programs and tests plain msgpack cannot carry (ints beyond 64 bits, lone
+    surrogates, a huge output): a Ray sandbox must give what the local pool gives."""
+    runs = [(AWKWARD_CALL, AWKWARD_CALL_TESTS), *AWKWARD_STDIO]
+    out = []
+    for program, tests in runs:
+        for r in await sandbox.run(program, tests):
+            out.append([r.id.encode("utf-8", "surrogatepass").hex(), r.verdict.value, r.error,
+                        repr(r.value), len(r.stdout)])
+    return out
+
+
 class Counting:
     """A sandbox wrapper that checks every job gets exactly one result per test, in order."""
 
@@ -100,6 +122,7 @@ class Counting:
         self.tests = 0
         self.mismatched = 0
         self.faults = 0
+        self.fault_errors: list[str] = []  # why, for the test's message
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -110,6 +133,7 @@ class Counting:
         self.tests += len(tests)
         self.mismatched += [r.id for r in results] != [t.id for t in tests]
         self.faults += sum(r.verdict.value == "SF" for r in results)
+        self.fault_errors += [str(r.error) for r in results if r.verdict.value == "SF"]
         return results
 
 
@@ -137,8 +161,11 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
 
     options = RayOptions(heartbeat_s=0.5, heartbeat_timeout_s=3.0, discover_s=1.0, node_wait_s=60)
     sandbox = Counting(RaySandbox(options=options))
-    await sandbox.start()
+    await sandbox.start()  # serves once one node is ready; the other joins when its pool is up
     try:
+        t0 = time.monotonic()
+        while len(sandbox.nodes()) < 2 and time.monotonic() - t0 < 30:
+            await asyncio.sleep(0.1)
         nodes = sandbox.nodes()
         facts["nodes_at_start"] = len(nodes)
         facts["worker_threading"] = [n.confinement.get("threading") for n in nodes.values()]
@@ -151,6 +178,11 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
         seen.extend(victim_tree)
         victim_ids = [nid for nid, info in nodes.items() if info.pid in {p for p, _ in victim_tree}]
         facts["victim_found"] = len(victim_ids) == 1
+
+        # the awkward programs: the same verdicts as the local pool, no node lost
+        facts["awkward_ray"] = await awkward(sandbox.inner)  # uncounted: one is SF locally too
+        facts["awkward_nodes_lost"] = sandbox.statistics().nodes_lost
+        facts["awkward_retries"] = sandbox.statistics().retries
 
         async def kill_mid_sweep() -> None:
             # once the victim node has batches in flight and the sweep has run a while
@@ -174,6 +206,7 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
         facts["kill_jobs"] = sandbox.jobs
         facts["kill_mismatched"] = sandbox.mismatched
         facts["kill_faults"] = sandbox.faults
+        facts["kill_fault_errors"] = sandbox.fault_errors[:5]
 
         # 4. a node that joins later gets work
         late = cluster.add_node(**NODE)  # Ray sets signal handlers: the main thread only
@@ -254,6 +287,7 @@ def main(out_json: str) -> int:
         async def local() -> None:
             async with SandboxPool(workers=2) as pool:
                 facts["local_worker_modules"] = pool.confinement().get("modules")
+                facts["awkward_local"] = await awkward(pool)
                 await sweep(pool, work / "local")
 
         t0 = time.monotonic()

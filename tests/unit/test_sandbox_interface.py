@@ -44,6 +44,29 @@ def test_a_job_and_its_results_cross_a_boundary_unchanged() -> None:
     assert decode_statistics(encode(stats)) == stats
 
 
+def test_what_plain_msgpack_cannot_carry_crosses_tagged_and_comes_back_equal() -> None:
+    # the local pool handles a call test's int beyond 64 bits and a lone surrogate in a
+    # source or an output; plain msgpack raises on both (OverflowError, UnicodeEncodeError)
+    big = 2**70
+    job = SandboxJob(Program(source="def f():\n    return 2 ** 70  # \ud800\n", kind="call",
+                             entry_point="f"),
+                     [Test(id="a", args=[-(2**80)], kwargs={"k": big}, expected=big),
+                      Test(id="\udcff", input="\ud800\n", output="x\n")])
+    with pytest.raises((OverflowError, UnicodeEncodeError)):
+        msgspec.msgpack.encode(job)
+    back = decode_job(encode(job))
+    assert back == job and back.tests[0].expected == big and type(back.tests[0].expected) is int
+    results = [TestResult(id="a", verdict=Verdict.AC, value=big),
+               TestResult(id="b", verdict=Verdict.WA, stdout="\ud800" + "y" * 100_000)]
+    assert decode_results(encode(results)) == results
+    # the tag is an extension type, never a string a program could forge
+    forged = [TestResult(id="a", verdict=Verdict.AC, value="1180591620717411303424")]
+    assert decode_results(encode(forged)) == forged
+    # a value of the wrong type still fails to decode, tagged or not
+    with pytest.raises(msgspec.ValidationError):
+        decode_results(encode(job))
+
+
 def test_the_factory_builds_a_local_pool_by_default_and_checks_its_arguments() -> None:
     assert isinstance(make_sandbox(), SandboxPool)
     with pytest.raises(ConfigError, match="--ray-address needs --sandbox ray"):
