@@ -291,7 +291,8 @@ def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
     from ..report.accuracy import talk_accuracy
     from ..report.completeness import completeness, restrict
     from ..report.cost import render_tokens_text
-    from ..report.layout import accuracy_section, section_text
+    from ..report.html import render_sections_text
+    from ..report.layout import accuracy_section
     from ..report.leaderboard import (
         leaderboard,
         render_repair_at_k_text,
@@ -324,7 +325,8 @@ def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
         parts.append("\n" + _pass_at_k_text(samples))
     accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
     if accuracy is not None:
-        parts.append("\n" + section_text(accuracy_section(accuracy, unprotected_protocols(records))))
+        parts.append("\n" + render_sections_text([accuracy_section(accuracy, unprotected_protocols(records))],
+                                                  intro=False).rstrip())
     return "\n".join(parts)
 
 

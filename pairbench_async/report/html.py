@@ -242,11 +242,12 @@ def text_table(table: Table) -> str:
     return "\n".join(out)
 
 
-def render_sections_text(sections: Sequence[Section]) -> str:
-    """Sections as plain text: title, intro, tables, notes (figures are left out)."""
+def render_sections_text(sections: Sequence[Section], *, intro: bool = True) -> str:
+    """Sections as plain text: title, intro (unless ``intro=False``: a terminal report that
+    leaves explanations to the HTML), tables, notes (figures are left out)."""
     out: list[str] = []
     for s in sections:
-        out += [f"== {s.title} ==", *([s.intro] if s.intro else []), ""]
+        out += [f"== {s.title} ==", *([s.intro] if s.intro and intro else []), ""]
         for t in s.tables:
             out += [text_table(t), ""]
         out += [f"note: {n}" for n in s.notes]

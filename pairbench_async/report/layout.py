@@ -38,7 +38,6 @@ __all__ = [
     "leaderboard_table",
     "model_order",
     "report_sections",
-    "section_text",
     "sensitivity_sections",
 ]
 
@@ -457,20 +456,6 @@ def accuracy_section(acc: TalkAccuracy, unprotected: Sequence[str] = ()) -> Sect
         tables=_accuracy_tables(acc), notes=notes)
 
 
-def section_text(section: Section) -> str:
-    """A section as plain text for the terminal: title, tables with padded columns (a cell's
-    superscript in parentheses), notes; the intro is left to the HTML and Markdown."""
-    out = [section.title, "=" * len(section.title)]
-    for table in section.tables:
-        body = [[c.text + (f" ({c.sup})" if c.sup else "") for c in row] for row in table.rows]
-        widths = [max(len(r[i]) for r in [table.header, *body]) for i in range(len(table.header))]
-        lines = ["  ".join(c.ljust(w) if i < table.left else c.rjust(w)
-                           for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-                 for r in [table.header, *body]]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        out += ([table.caption] if table.caption else []) + lines + [""]
-    out += section.notes
-    return "\n".join(out).rstrip()
 _TABLE_VII_LABELS: Final = {"InitialFix": "Initial Fix (%) ↑", "FinalFix": "Final Fix (%) ↑",
                              "PMR": "Prog. Mono. (%) ↑", "HE": "Hint Eff. (0-6) ↑"}
 _TAU_LABELS: Final = {"InitialFix": "Initial", "FinalFix": "Final", "PMR": "Prog. Mono.",
