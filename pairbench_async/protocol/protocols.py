@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 from typing import Protocol as Interface
 
@@ -209,6 +209,38 @@ def _draw(seed: int, turn: int, name: str, top: int) -> int:
     return random.Random(f"{seed}:{turn}:{name}").randint(1, top)
 
 
+async def _reviewed_hint(
+    io: FeedbackIO,
+    messages: list[Message],
+    context: Callable[[int], TurnContext],
+    *,
+    level: int,
+    evidence: Evidence,
+    program: str,
+    hidden: HiddenData,
+    failure: str,
+    reply: Callable[[str], tuple[str, int]] = lambda text: (text, 0),
+) -> tuple[HintOutcome, int]:
+    """Ask the feedback model, let the judge (if any) and the rules review the hint, and ask
+    again with the reasons until one is accepted or the budget is spent (then the fallback).
+
+    ``context(n)`` is attempt ``n``'s context for offline models; ``reply`` turns the model's
+    text into the hint and says how many words it cut. Returns the outcome and the words cut
+    from the accepted text (0 for a fallback).
+    """
+    attempts: tuple[HintAttempt, ...] = ()
+    while True:
+        attempt = context(len(attempts))
+        text, cut = reply(await io.ask_feedback(messages, attempt))
+        judged = await judge_hint(io, text, level=level, evidence=evidence, candidate_code=program,
+                                  hidden=hidden, context=attempt, policy=io.validation)
+        attempts, outcome = review(attempts, text, level=level, evidence=evidence, candidate_code=program,
+                                   hidden=hidden, failure=failure, policy=io.validation, judge=judged)
+        if outcome is not None:
+            return outcome, 0 if outcome.fallback else cut
+        messages = retry_messages(messages, attempts[-1])
+
+
 class Pair(Protocol):
     """PAIR-BENCH: Algorithm 1 picks a failure scenario and a hint level; the feedback
     model writes a hint from the level's evidence mask; the leakage validator accepts
@@ -232,22 +264,17 @@ class Pair(Protocol):
         target_lines = sorted({line for tid in step.scenario.tests for line in turn.traces.get(tid, ())})
         evidence = mask_evidence(level, build_evidence(turn.instance, step.scenario, step.representatives,
                                                        turn.results, turn.traces, turn.program))
-        messages = build_feedback_prompt(level, evidence, evidence.scenario)
-        attempts: tuple[HintAttempt, ...] = ()
         hidden = io.hidden(turn.instance)
-        while True:
-            context = TurnContext(instance=turn.instance, program=turn.program, turn=step.turn, level=level,
-                                  target_lines=target_lines, evidence=evidence, attempt=len(attempts),
-                                  seed=turn.seed, protocol=self.name, hidden=hidden)
-            text = await io.ask_feedback(messages, context)
-            judged = await judge_hint(io, text, level=level, evidence=evidence, candidate_code=turn.program,
-                                      hidden=hidden, context=context, policy=io.validation)
-            attempts, outcome = review(attempts, text, level=level, evidence=evidence,
-                                       candidate_code=turn.program, hidden=hidden,
-                                       failure=step.scenario.failure, policy=io.validation, judge=judged)
-            if outcome is not None:
-                return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)
-            messages = retry_messages(messages, attempts[-1])
+
+        def context(attempt: int) -> TurnContext:
+            return TurnContext(instance=turn.instance, program=turn.program, turn=step.turn, level=level,
+                               target_lines=target_lines, evidence=evidence, attempt=attempt,
+                               seed=turn.seed, protocol=self.name, hidden=hidden)
+
+        outcome, _ = await _reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario), context,
+                                          level=level, evidence=evidence, program=turn.program, hidden=hidden,
+                                          failure=step.scenario.failure)
+        return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)
 
     def observe(self, policy: PolicyConfig, state: PolicyState | None, feedback: Feedback,
                 passed: Sequence[str]) -> PolicyState | None:
@@ -357,24 +384,22 @@ class ModelWritten(Protocol):
         evidence = build_evidence(turn.instance, everyone, picks, turn.results, turn.traces, turn.program)
         messages = feedback_messages(self.name, evidence)
         hidden = io.hidden(turn.instance)
-        attempts: tuple[HintAttempt, ...] = ()
-        while True:
-            context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
-                                  target_lines=[], evidence=evidence, attempt=len(attempts), seed=turn.seed,
-                                  protocol=self.name, hidden=hidden)
-            text, cut = self.shape(await io.ask_feedback(messages, context)), 0
-            if self.word_cap is not None:
-                text, cut = cap_words(text, self.word_cap)
-            if not self.validated:
-                return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
-            judged = await judge_hint(io, text, level=6, evidence=evidence, candidate_code=turn.program,
-                                      hidden=hidden, context=context, policy=io.validation)
-            attempts, outcome = review(attempts, text, level=6, evidence=evidence, candidate_code=turn.program,
-                                       hidden=hidden, failure=everyone.failure, policy=io.validation,
-                                       judge=judged)
-            if outcome is not None:
-                return msgspec.structs.replace(outcome, level=0, words_cut=0 if outcome.fallback else cut)
-            messages = retry_messages(messages, attempts[-1])
+
+        def context(attempt: int) -> TurnContext:
+            return TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
+                               target_lines=[], evidence=evidence, attempt=attempt, seed=turn.seed,
+                               protocol=self.name, hidden=hidden)
+
+        def reply(text: str) -> tuple[str, int]:
+            text = self.shape(text)
+            return cap_words(text, self.word_cap) if self.word_cap is not None else (text, 0)
+
+        if not self.validated:
+            text, cut = reply(await io.ask_feedback(messages, context(0)))
+            return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
+        outcome, cut = await _reviewed_hint(io, messages, context, level=6, evidence=evidence, program=turn.program,
+                                            hidden=hidden, failure=everyone.failure, reply=reply)
+        return msgspec.structs.replace(outcome, level=0, words_cut=cut)
 
 
 class Vanilla(ModelWritten):
