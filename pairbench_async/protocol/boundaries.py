@@ -28,31 +28,22 @@ class Boundary(msgspec.Struct, frozen=True, kw_only=True):
     name: BoundaryName
     #: the first level that may reveal it (7: no level may)
     level: int
-    #: Table II's own words for what it is (for the judge's rubric and the docs)
+    #: Table II's own words for what it is (the judge's rubric; Table II's example hints
+    #: are :data:`.hints.HINT_LEVELS`')
     what: str
-    #: Table II's example of a hint at ``level`` (empty for code)
-    example: str = ""
 
 
 BOUNDARIES: Final[tuple[Boundary, ...]] = (
     Boundary(name="input_pattern", level=2,
-             what="The type of input or edge case exposing the failure.",
-             example="This failure occurs when the input contains duplicate values."),
+             what="The type of input or edge case exposing the failure."),
     Boundary(name="state", level=3,
-             what="The information that the solution fails to preserve, update, or track correctly.",
-             example="The solution does not keep enough information about repeated values across "
-                     "iterations."),
+             what="The information that the solution fails to preserve, update, or track correctly."),
     Boundary(name="location", level=4,
-             what="The suspicious region of the candidate implementation.",
-             example="The issue is likely in the loop that updates the count after reading each value."),
+             what="The suspicious region of the candidate implementation."),
     Boundary(name="concept", level=5,
-             what="The missing invariant, condition, or reasoning needed to handle the scenario.",
-             example="The solution needs to distinguish between seeing a value once and seeing it "
-                     "multiple times."),
+             what="The missing invariant, condition, or reasoning needed to handle the scenario."),
     Boundary(name="direction", level=6,
-             what="A concrete implementation direction, without giving the full corrected code.",
-             example="Revise the update logic so repeated values are accumulated rather than "
-                     "overwritten."),
+             what="A concrete implementation direction, without giving the full corrected code."),
     Boundary(name="code", level=7,
              what="Code, pseudocode, or an exact patch (L6 gives a direction \"without giving code, "
                   "pseudocode, or exact patch\"; no level may)."),
