@@ -121,17 +121,15 @@ def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]
     return {key: f"{directory.name}/{key}.png" for key in figures}
 
 
-def _render(run_dir: Path, html_out: Path | None, md_out: Path | None, md_stdout: bool,
+def _render(run_dir: Path, records: list[Any], manifest: RunManifest | None,
+            html_out: Path | None, md_out: Path | None, md_stdout: bool,
             main: str | None, instances: list[str] | None,
             prices: PriceBook | None = None, sensitivity: Sensitivity | None = None,
             title: str | None = None) -> tuple[str | None, list[str]]:
     """Build, draw and write; return the Markdown for stdout (if asked) and what was written."""
     from ..report.completeness import completeness, restrict
     from ..report.html import build_report, draw_figures, render_html, render_markdown
-    from ..runlog.store import read_manifest, read_records
 
-    records, _ = read_records(run_dir)
-    manifest = read_manifest(run_dir)
     comp = completeness(records, manifest)
     kept = restrict(records)
     precision, note = _precision(kept, manifest, with_protocol=True)
@@ -252,40 +250,43 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _run_json(run_dir: Path, prices: PriceBook | None) -> dict[str, Any]:
-    """``report RUN --json`` of one run (a sweep's main setting too)."""
+def _turns(manifest: RunManifest | None) -> int | None:
+    """The run's α (``--turns``), the last round Repair@k can report."""
+    alpha = manifest.params.get("turns") if manifest is not None else None
+    return alpha if isinstance(alpha, int) else None
+
+
+def _run_json(records: list[Any], manifest: RunManifest | None, prices: PriceBook | None) -> dict[str, Any]:
+    """``report RUN --json`` of one run's records (a sweep's main setting too)."""
     from ..report.accuracy import talk_accuracy
     from ..report.completeness import completeness, restrict
     from ..report.cost import cost_summary, tokens_json
     from ..report.leaderboard import leaderboard, leaderboard_json, repair_at_k_json, trajectories
     from ..report.pass_at_k import pass_at_k_by_model
-    from ..runlog.store import read_manifest, read_records
 
-    records, _ = read_records(run_dir)
-    manifest = read_manifest(run_dir)
     comp = completeness(records, manifest)
-    board = leaderboard(restrict(records))
+    kept = restrict(records)  # the instances every model finished, as the leaderboard ranks them
+    board = leaderboard(kept)
     data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
                              "complete": comp.complete, "common_instances": comp.common,
                              "instances": comp.instances, "notice": comp.banner()},
             **leaderboard_json(board)}
-    precision, note = _precision(restrict(records), manifest)
+    precision, note = _precision(kept, manifest)
     if precision is not None:
         data["precision"] = msgspec.to_builtins(precision)
     data["precision_note"] = note or None
-    data["pass_at_k"] = msgspec.to_builtins(pass_at_k_by_model(trajectories(restrict(records))[0]))
+    data["pass_at_k"] = msgspec.to_builtins(pass_at_k_by_model(trajectories(kept)[0]))
     tokens = _token_rows(records, manifest, prices)
     data["tokens"] = tokens_json(tokens)
     data["cost_total"] = cost_summary(tokens).total
     data["unprotected"] = board.unprotected
-    alpha = manifest.params.get("turns") if manifest is not None else None
-    data["repair_at_k"] = repair_at_k_json(restrict(records), alpha if isinstance(alpha, int) else None)
+    data["repair_at_k"] = repair_at_k_json(kept, _turns(manifest))
     data["test_case_accuracy"] = msgspec.to_builtins(
-        talk_accuracy(restrict(records), manifest.protocols if manifest else None))
+        talk_accuracy(kept, manifest.protocols if manifest else None))
     return data
 
 
-def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
+def _run_text(records: list[Any], manifest: RunManifest | None, prices: PriceBook | None) -> str:
     """``report RUN``'s plain text: the notice, the leaderboard, tokens, repair precision,
     FixEval's pass@k / TCA@k and seed 002's test-case accuracy."""
     from ..report.accuracy import talk_accuracy
@@ -302,28 +303,24 @@ def _run_text(run_dir: Path, prices: PriceBook | None) -> str:
         unprotected_protocols,
     )
     from ..report.pass_at_k import pass_at_k_by_model
-    from ..runlog.store import read_manifest, read_records
 
-    records, _ = read_records(run_dir)
-    manifest = read_manifest(run_dir)
     banner = completeness(records, manifest).banner()
+    kept = restrict(records)
     parts = [f"{banner}."] if banner else []
-    parts.append(render_text(leaderboard(restrict(records))))
+    parts.append(render_text(leaderboard(kept)))
     tokens = _token_rows(records, manifest, prices)
     if tokens:
         parts.append("\n" + render_tokens_text(tokens))
-    alpha = manifest.params.get("turns") if manifest is not None else None
-    parts.append("\n" + render_repair_at_k_text(
-        repair_at_k_json(restrict(records), alpha if isinstance(alpha, int) else None)))
-    precision, note = _precision(restrict(records), manifest)
+    parts.append("\n" + render_repair_at_k_text(repair_at_k_json(kept, _turns(manifest))))
+    precision, note = _precision(kept, manifest)
     if precision:
         parts.append("\n" + _precision_text(precision, note))
     elif note:
         parts.append("\n" + note)
-    samples = pass_at_k_by_model(trajectories(restrict(records))[0])
+    samples = pass_at_k_by_model(trajectories(kept)[0])
     if samples:
         parts.append("\n" + _pass_at_k_text(samples))
-    accuracy = talk_accuracy(restrict(records), manifest.protocols if manifest else None)
+    accuracy = talk_accuracy(kept, manifest.protocols if manifest else None)
     if accuracy is not None:
         parts.append("\n" + render_sections_text([accuracy_section(accuracy, unprotected_protocols(records))],
                                                   intro=False).rstrip())
@@ -401,8 +398,9 @@ async def report_command(args: argparse.Namespace) -> int:
     else:
         sweep = _load_sweep(root, run_dirs(root), setting)  # ConfigError when there is no run here
         run_dir = sweep.main_dir
-    all_records, _ = read_records(run_dir)
-    comp = completeness(all_records, read_manifest(run_dir))
+    all_records, _ = read_records(run_dir)  # read once: every output below is computed from it
+    manifest = read_manifest(run_dir)
+    comp = completeness(all_records, manifest)
     chosen = getattr(args, "protocol", None)
     if chosen is not None and chosen not in {r.protocol for r in all_records}:
         raise ConfigError(f"--protocol {chosen!r} is not in {run_dir} (it has: "
@@ -428,14 +426,14 @@ async def report_command(args: argparse.Namespace) -> int:
                  f"{sweep.sensitivity.main})" if sweep is not None else None)
         try:
             md_text, written = await asyncio.to_thread(
-                _render, run_dir, Path(html) if html else None,
+                _render, run_dir, all_records, manifest, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
                 getattr(args, "protocol", None), getattr(args, "instances", None), prices,
                 sweep.sensitivity if sweep is not None else None, title)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
     if args.json:
-        data = _run_json(run_dir, prices)
+        data = _run_json(all_records, manifest, prices)
         if sweep is not None:  # the combined table stays on top, as before Table VII existed
             data = {**leaderboard_json(_combined(sweep)),
                     "settings": [info.name for info in sweep.sensitivity.settings],
@@ -444,14 +442,14 @@ async def report_command(args: argparse.Namespace) -> int:
     elif md_text is not None:
         sys.stdout.write(md_text)
     elif sweep is None:
-        print(_run_text(run_dir, prices))
+        print(_run_text(all_records, manifest, prices))
     else:
         s = sweep.sensitivity
         names = [info.name for info in s.settings]
         print(f"sweep {root}: {len(names)} settings ({', '.join(names)}); main setting {s.main} "
               "(--setting NAME for another)\n")
         print(f"== Main setting: {s.main} ==")
-        print(_run_text(run_dir, prices))
+        print(_run_text(all_records, manifest, prices))
         print("\n== Every setting (each row is SETTING MODEL[|PROTOCOL]) ==")
         print(render_text(_combined(sweep)))
         print("\n" + render_sections_text(sensitivity_sections(s)), end="")
