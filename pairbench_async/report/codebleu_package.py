@@ -10,8 +10,10 @@ every call; the arithmetic of the score is :mod:`.codebleu`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
 
 from ..core.errors import ConfigError
 from .bleu import code_tokens
@@ -24,14 +26,43 @@ __all__ = ["CODEBLEU_INSTALL", "codebleu_problem", "corpus_codebleu"]
 CODEBLEU_INSTALL: Final = "pip install 'pairbench_async[codebleu]'"
 
 
+#: Held while the package's data-flow extractor is wrapped (see :func:`_canonical_dataflow`).
+_DATAFLOW_LOCK: Final = threading.Lock()
+
+
+@contextlib.contextmanager
+def _canonical_dataflow() -> Iterator[None]:
+    """Make the package's dataflow match one number per pair of programs.
+
+    ``codebleu.dataflow_match.get_data_flow`` merges a variable's parents with
+    ``list(set(...))``, whose order follows Python's per-process string hashing; the
+    normaliser then names variables in that order and compares ordered lists, so the same
+    two programs scored 0.90, 0.95 or 1.00 from one process to the next. The parents'
+    names are sorted here (the only change), and the original is put back afterwards.
+    """
+    from codebleu import dataflow_match
+
+    def sorted_parents(code: str, parser: Any) -> list[tuple[Any, ...]]:
+        return [(*item[:3], sorted(item[3]), *item[4:]) for item in original(code, parser)]
+
+    with _DATAFLOW_LOCK:
+        original = dataflow_match.get_data_flow
+        dataflow_match.get_data_flow = sorted_parents
+        try:
+            yield
+        finally:
+            dataflow_match.get_data_flow = original
+
+
 def _calc(references: list[str], candidates: list[str]) -> dict[str, float]:
     from codebleu import calc_codebleu
 
     # The n-gram parts read FixEval's code tokens (those of our BLEU and exact match:
     # comments kept, layout as NEW_LINE/INDENT/DEDENT), not the package's default
     # whitespace split, so Python keywords are tokens of their own for the weighting.
-    result: dict[str, float] = calc_codebleu(references, candidates, lang="python",
-                                             tokenizer=code_tokens)
+    with _canonical_dataflow():
+        result: dict[str, float] = calc_codebleu(references, candidates, lang="python",
+                                                 tokenizer=code_tokens)
     return result
 
 

@@ -438,3 +438,37 @@ def test_the_report_section_shows_the_hand_worked_numbers() -> None:
     ]
     assert section.notes == ["CodeBLEU: " + CODEBLEU_INSTALL]
     assert len(section.tables) == 1  # no match-based table without the dataset's scores
+
+
+_FLOW_REF = """def f(xs, k):
+    best = 0
+    total = 0
+    for x in xs:
+        if x > k:
+            total = total + x
+        else:
+            total = total - k
+        best = max(best, total)
+    return best
+"""
+_FLOW_CAND = _FLOW_REF.replace("x > k", "x >= k").replace("total - k", "k - total").replace(
+    "max(best, total)", "max(total, best)")
+
+
+def test_the_dataflow_match_is_one_number_whatever_the_hash_seed() -> None:
+    # The package merges a variable's parents with list(set(...)): with Python's string
+    # hashing varying per process, this pair scored 0.90, 0.95 or 1.00 in different
+    # processes (the same report printed different CodeBLEU twice). Scored in processes
+    # with four different hash seeds, it must be one value.
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom pairbench_async.report.codebleu_package import corpus_codebleu\n"
+              "ref, cand = sys.argv[1], sys.argv[2]\n"
+              "print(repr(corpus_codebleu([(cand, ref)]).dataflow_match))\n")
+    seen = {subprocess.run([sys.executable, "-c", script, _FLOW_REF, _FLOW_CAND], check=True,
+                           capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+            for seed in ("1", "3", "6", "9")}  # the package alone: 1.00, 0.95, 0.90, 1.00
+    assert len(seen) == 1, seen
