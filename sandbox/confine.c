@@ -117,6 +117,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -360,8 +362,11 @@ static void emit_socket_family(struct filter *f, int nr)
     emit(f, RET_ALLOW);
 }
 
-/* The worker's filter: everything the set-up needed is done by now. */
-static int build_worker_filter(struct filter *f)
+/* The worker's filter: everything the set-up needed is done by now, except
+ * (allow_remount) the mount and umount2 with which the worker gives every program
+ * a fresh scratch tmpfs; nothing below the worker can use them (no capability, and
+ * the zygote's allowlist has neither). */
+static int build_worker_filter(struct filter *f, int allow_remount)
 {
     size_t i;
     f->len = 0;
@@ -394,6 +399,8 @@ static int build_worker_filter(struct filter *f)
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
     for (i = 0; i < sizeof(worker_denied) / sizeof(worker_denied[0]); i++) {
+        if (allow_remount && (worker_denied[i] == __NR_mount || worker_denied[i] == __NR_umount2))
+            continue;
         emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)worker_denied[i], 0, 1));
         emit(f, RET_ERRNO(EPERM));
     }
@@ -537,21 +544,23 @@ static int write_file(const char *path, const char *text)
 }
 
 PyDoc_STRVAR(enter_namespaces_doc,
-             "enter_namespaces(user: bool) -> None\n\n"
+             "enter_namespaces(user: bool, pid: bool) -> None\n\n"
              "Move the calling (single-threaded) worker into a fresh network namespace,\n"
-             "IPC namespace and private mount namespace. With user=True (not root) a user namespace\n"
-             "is created first, mapping only the caller's own uid and gid: namespace\n"
-             "root is never mapped to host root.");
+             "IPC namespace and private mount namespace; with pid=True its next child is\n"
+             "the init (PID 1) of a fresh PID namespace. With user=True (not root) a user\n"
+             "namespace is created first, mapping only the caller's own uid and gid:\n"
+             "namespace root is never mapped to host root.");
 
 static PyObject *pb_enter_namespaces(PyObject *self, PyObject *args)
 {
     (void)self;
-    int user;
-    if (!PyArg_ParseTuple(args, "p", &user))
+    int user, pid;
+    if (!PyArg_ParseTuple(args, "pp", &user, &pid))
         return NULL;
     uid_t uid = getuid();
     gid_t gid = getgid();
-    int flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0);
+    int flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0) |
+                (pid ? CLONE_NEWPID : 0);
     if (unshare(flags) != 0)
         return raise_step("unshare");
     if (user) {
@@ -599,22 +608,80 @@ static PyObject *pb_mount_tmpfs(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(bind_mount_doc,
-             "bind_mount(source, target) -> None\n\n"
-             "Recursively bind source onto target, read-only, in the worker's mount\n"
-             "namespace. Used to make an interpreter that lives under a 0700 home (root's,\n"
-             "on CI) reachable by the unprivileged child: the home is covered by an\n"
-             "empty tmpfs and only the interpreter's prefix is bound back.");
+             "bind_mount(source, target, devices=False) -> None\n\n"
+             "Recursively bind source onto target, read-only and nosuid, in the worker's\n"
+             "mount namespace: how the minimal root gets each path of the read allowlist.\n"
+             "nodev too unless devices (the few /dev files the root holds).");
 
 static PyObject *pb_bind_mount(PyObject *self, PyObject *args)
 {
     (void)self;
     const char *source, *target;
-    if (!PyArg_ParseTuple(args, "ss", &source, &target))
+    int devices = 0;
+    if (!PyArg_ParseTuple(args, "ss|p", &source, &target, &devices))
         return NULL;
     if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) != 0)
         return raise_step("bind mount");
-    if (set_readonly(target, 1, PB_MOUNT_ATTR_NOSUID | PB_MOUNT_ATTR_NODEV) != 0)
+    if (set_readonly(target, 1, PB_MOUNT_ATTR_NOSUID | (devices ? 0 : PB_MOUNT_ATTR_NODEV)) != 0)
         return raise_step("read-only bind");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(pivot_doc,
+             "pivot(new_root) -> None\n\n"
+             "Make new_root (a mount point) the root of the worker's mount namespace and\n"
+             "detach the host's root beneath it, so that no host path outside what was\n"
+             "bound into new_root can be opened or stat'ed by anything started below.");
+
+static PyObject *pb_pivot(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *root;
+    if (!PyArg_ParseTuple(args, "s", &root))
+        return NULL;
+    if (chdir(root) != 0)
+        return raise_step("chdir new root");
+    /* pivot_root(".", "."): the old root is stacked on the new one and detached
+     * at once, so no directory for it is needed in the new root. */
+    if (syscall(__NR_pivot_root, ".", ".") != 0)
+        return raise_step("pivot_root");
+    if (umount2(".", MNT_DETACH) != 0)
+        return raise_step("detach old root");
+    if (chdir("/") != 0)
+        return raise_step("chdir /");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(mount_proc_doc,
+             "mount_proc(path) -> None\n\n"
+             "Mount a fresh, read-only proc at path, from inside the worker's PID namespace:\n"
+             "it shows only that namespace's processes (subset=pid where the kernel has it:\n"
+             "no host-wide files such as /proc/sys or /proc/meminfo).");
+
+static PyObject *pb_mount_proc(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
+    if (mount("proc", path, "proc", flags, "subset=pid,hidepid=invisible") != 0 &&
+        mount("proc", path, "proc", flags, "hidepid=2") != 0 &&
+        mount("proc", path, "proc", flags, NULL) != 0)
+        return raise_step("mount proc");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(unmount_doc, "unmount(path) -> None\n\nDetach the mount at path (MNT_DETACH).");
+
+static PyObject *pb_unmount(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    if (umount2(path, MNT_DETACH) != 0)
+        return raise_step("umount");
     Py_RETURN_NONE;
 }
 
@@ -711,15 +778,18 @@ static PyObject *pb_landlock_ruleset(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(worker_filter_doc,
-             "worker_filter() -> int\n\nSet no_new_privs and attach the worker's seccomp filter;\n"
-             "returns its length in BPF instructions.");
+             "worker_filter(allow_remount=False) -> int\n\nSet no_new_privs and attach the worker's\n"
+             "seccomp filter (mount and umount2 stay allowed with allow_remount, for the\n"
+             "worker's fresh scratch per program); returns its length in BPF instructions.");
 
-static PyObject *pb_worker_filter(PyObject *self, PyObject *noargs)
+static PyObject *pb_worker_filter(PyObject *self, PyObject *args)
 {
     (void)self;
-    (void)noargs;
+    int allow_remount = 0;
+    if (!PyArg_ParseTuple(args, "|p", &allow_remount))
+        return NULL;
     struct filter f;
-    if (build_worker_filter(&f) != 0) {
+    if (build_worker_filter(&f, allow_remount) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "worker seccomp filter too long");
         return NULL;
     }
@@ -1071,6 +1141,7 @@ static PyObject *pb_confine(PyObject *self, PyObject *args)
 #define OP_RESULT 12
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
+#define FLAG_OOM 4 /* the kernel's OOM killer ran in the program's memory cgroup */
 #define EXIT_FAULT 121
 
 #pragma pack(push, 1)
@@ -1082,6 +1153,12 @@ struct result_block {
     int32_t status;
     uint32_t flags;
     int64_t cpu_us, wall_us, maxrss_kb, base_kb;
+    /* the test's peak in the program's memory cgroup above what it held at the
+     * fork (heap, scratch, memory files, page cache), or -1 with no cgroup */
+    int64_t cg_peak_kb;
+    /* what the test left in scratch and its stdout and stderr files: counted by
+     * hand against the limit where there is no cgroup */
+    int64_t held_kb;
     uint32_t out_len, err_len, chan_len, fault_len;
 };
 #pragma pack(pop)
@@ -1192,19 +1269,69 @@ static int open_test_files(int fds[4], const char *input, size_t n)
     return fcntl(fds[0], F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 }
 
+/* The files of the program's memory cgroup the zygote reads and writes per test,
+ * opened by the worker before it dropped privileges (-1: no cgroup). */
+struct cgroup_fds {
+    int usage, limit, peak, events;
+    unsigned long long budget;
+};
+
+static long long read_number(int fd)
+{
+    char buf[64];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    return strtoll(buf, NULL, 10);
+}
+
+static int write_number(int fd, unsigned long long value)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%llu", value);
+    return pwrite(fd, buf, (size_t)n, 0) == n ? 0 : -1;
+}
+
+/* The "oom_kill N" line of memory.oom_control (v1) or memory.events (v2). */
+static long long oom_kills(int fd)
+{
+    char buf[1024];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    for (char *line = buf; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, "oom_kill ", 9) == 0)
+            return strtoll(line + 9, NULL, 10);
+    return 0;
+}
+
+/* The scratch root as a fresh tmpfs root: no mode or time a test set survives it. */
+static int reset_scratch_root(int fd)
+{
+    static const struct timespec zero[2] = {{0, 0}, {0, 0}};
+    if (fchmod(fd, 0700) != 0)
+        return -1;
+    return futimens(fd, zero);
+}
+
 PyDoc_STRVAR(
     serve_doc,
     "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
-    "      wall_ms, output_cap, stderr_tail, channel_cap, base_kb, scratch) -> int\n\n"
+    "      wall_ms, output_cap, stderr_tail, channel_cap, base_kb, scratch,\n"
+    "      cgroup=(usage_fd, limit_fd, peak_fd, events_fd, budget)) -> int\n\n"
     "The zygote's loop, in C so that the zygote touches (and so copies) almost no\n"
     "Python memory between forks. For each TEST frame read from fin: put its\n"
     "payload in a fresh, sealed stdin memfd (and wipe the buffer), make fresh\n"
     "stdout, stderr and report memfds, fork, confine the child,\n"
     "wait on a pidfd up to wall_ms (SIGKILL after), wait4 for the rusage, and\n"
     "write one RESULT frame (status, flags, cpu, wall, maxrss, stdout, stderr\n"
-    "tail, channel, fault) to fout, wipe every buffer that held the test's data and\n"
-    "empty the scratch directory. Returns 1 in the confined child (which must run\n"
-    "the program and _exit), 0 on END, QUIT or end of input.");
+    "tail, channel, fault) to fout, wipe every buffer that held the test's data,\n"
+    "empty the scratch directory and reset its root's mode and times. With a memory\n"
+    "cgroup, each test's limit is what the cgroup holds at the fork plus budget, and\n"
+    "its peak above that is reported. Returns 1 in the confined child (which must\n"
+    "run the program and _exit), 0 on END, QUIT or end of input.");
 
 static PyObject *pb_serve(PyObject *self, PyObject *args)
 {
@@ -1214,11 +1341,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     long long base_kb;
     const char *scratch;
     struct child_spec c;
+    struct cgroup_fds cg = {-1, -1, -1, -1, 0};
     c.fds[0] = c.fds[1] = c.fds[2] = c.fds[3] = -1;
-    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs", &fin, &fout, &c.cwd, &c.lim[0], &c.lim[1],
-                          &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid, &c.gid,
-                          &c.ruleset, &c.handshake, &hs_r, &c.full, &wall_ms, &out_cap, &err_tail,
-                          &chan_cap, &base_kb, &scratch))
+    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs|(iiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
+                          &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid,
+                          &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full, &wall_ms, &out_cap,
+                          &err_tail, &chan_cap, &base_kb, &scratch, &cg.usage, &cg.limit, &cg.peak,
+                          &cg.events, &cg.budget))
         return NULL;
     c.parent = getpid();
 
@@ -1227,7 +1356,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     int scratch_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (scratch_fd < 0)
         return raise_step("open scratch");
-    if (empty_tree(scratch_fd) != 0) {
+    if (empty_tree(scratch_fd) != 0 || reset_scratch_root(scratch_fd) != 0) {
         raise_step("empty scratch");
         close(scratch_fd);
         return NULL;
@@ -1271,6 +1400,18 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         if (failed) {
             raise_step("test memfds");
             break;
+        }
+
+        /* The test's memory limit covers everything the cgroup holds beyond what it
+         * held at the fork: heap, scratch files, memory files, page cache. */
+        long long cg_base = -1, oom_before = 0;
+        if (cg.usage >= 0 && (cg_base = read_number(cg.usage)) >= 0) {
+            if (write_number(cg.limit, (unsigned long long)cg_base + cg.budget) != 0 ||
+                pwrite(cg.peak, "0", 1, 0) != 1) {
+                raise_step("memory cgroup limit");
+                break;
+            }
+            oom_before = oom_kills(cg.events);
         }
 
         int64_t t0 = now_us();
@@ -1317,6 +1458,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                    (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
         r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
+        r.cg_peak_kb = -1;
+        if (cg_base >= 0) {
+            long long peak = read_number(cg.peak);
+            r.cg_peak_kb = peak > cg_base ? (peak - cg_base) / 1024 : 0;
+            if (oom_kills(cg.events) > oom_before)
+                r.flags |= FLAG_OOM;
+        }
 
         ssize_t hn = read(hs_r, fault, sizeof fault);
         const char *fault_text = "";
@@ -1332,10 +1480,19 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         }
 
         struct stat fs;
+        struct statfs sv;
         ssize_t n_out = 0, n_err = 0, n_chan = 0;
-        if (fstat(c.fds[1], &fs) == 0)
+        r.held_kb = 0;
+        /* only a scratch tmpfs of its own is the test's (unconfined, scratch is a
+         * host directory on a shared file system) */
+        if (fstatfs(scratch_fd, &sv) == 0 && sv.f_type == TMPFS_MAGIC)
+            r.held_kb += (int64_t)((sv.f_blocks - sv.f_bfree) * (uint64_t)sv.f_bsize / 1024);
+        if (fstat(c.fds[1], &fs) == 0) {
+            r.held_kb += fs.st_blocks / 2;
             n_out = slurp(c.fds[1], &out, 0, (size_t)fs.st_size < out_cap ? (size_t)fs.st_size : out_cap);
+        }
         if (fstat(c.fds[2], &fs) == 0) {
+            r.held_kb += fs.st_blocks / 2;
             off_t start = fs.st_size > (off_t)err_tail ? fs.st_size - (off_t)err_tail : 0;
             n_err = slurp(c.fds[2], &err, start, (size_t)(fs.st_size - start));
         }
@@ -1370,7 +1527,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             raise_step("write result");
             break;
         }
-        if (empty_tree(scratch_fd) != 0) {
+        if (empty_tree(scratch_fd) != 0 || reset_scratch_root(scratch_fd) != 0) {
             raise_step("empty scratch");
             break;
         }
@@ -1392,8 +1549,11 @@ static PyMethodDef methods[] = {
     {"enter_namespaces", pb_enter_namespaces, METH_VARARGS, enter_namespaces_doc},
     {"mount_tmpfs", pb_mount_tmpfs, METH_VARARGS, mount_tmpfs_doc},
     {"bind_mount", pb_bind_mount, METH_VARARGS, bind_mount_doc},
+    {"pivot", pb_pivot, METH_VARARGS, pivot_doc},
+    {"mount_proc", pb_mount_proc, METH_VARARGS, mount_proc_doc},
+    {"unmount", pb_unmount, METH_VARARGS, unmount_doc},
     {"landlock_ruleset", pb_landlock_ruleset, METH_VARARGS, landlock_ruleset_doc},
-    {"worker_filter", pb_worker_filter, METH_NOARGS, worker_filter_doc},
+    {"worker_filter", pb_worker_filter, METH_VARARGS, worker_filter_doc},
     {"set_pdeathsig", pb_set_pdeathsig, METH_VARARGS, set_pdeathsig_doc},
     {"confine", pb_confine, METH_VARARGS, confine_doc},
     {"confine_zygote", pb_confine_zygote, METH_VARARGS, confine_zygote_doc},

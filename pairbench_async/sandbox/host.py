@@ -34,6 +34,7 @@ __all__ = [
     "_host_paths",
     "_package_origins",
     "_sweep_stale_scratch",
+    "_uid_alive",
     "_worker_env",
     "confinement_report",
 ]
@@ -60,6 +61,24 @@ def _claim_uid_range() -> tuple[int, int, str]:
             pass
         os.close(fd)
     raise SandboxError("no free range of sandbox uids (100 tries)")
+
+
+def _uid_alive(uid: int) -> bool:
+    """Whether any process of this host runs as ``uid`` (real, effective or saved)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/status", "rb") as f:
+                    for line in f:
+                        if line.startswith(b"Uid:"):
+                            if uid in {int(x) for x in line.split()[1:4]}:
+                                return True
+                            break
+            except OSError:
+                continue
+    return False
 
 
 def _sweep_stale_scratch() -> None:
@@ -185,4 +204,10 @@ def confinement_report(report: dict[str, Any]) -> list[str]:
         missing.append("scratch tmpfs")
     if report.get("root") and not report.get("setuid"):
         missing.append("unprivileged uid")
+    if not report.get("pidns"):
+        missing.append("PID namespace")
+    if not report.get("minimal_root"):
+        missing.append("minimal root")
+    if not report.get("cgroup"):
+        missing.append("cgroups (memory counted by hand)")
     return missing

@@ -46,6 +46,7 @@ import msgspec
 from ..core.errors import ConfinementUnavailable, SandboxError
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .config import SandboxConfig
+from .cgroups import CgroupTree
 from .host import (
     _SCRATCH_PREFIX,
     _UID_SLOT,
@@ -53,6 +54,7 @@ from .host import (
     _host_paths,
     _HostPaths,
     _sweep_stale_scratch,
+    _uid_alive,
     confinement_report,
 )
 from .interface import SandboxStatistics
@@ -83,6 +85,10 @@ class SandboxPool:
         self._admit: asyncio.Semaphore | None = None
         self._base: str | None = None
         self._uid_base = -1
+        self._uid_next = 0  # uids are drawn in turn from the pool's range, never reused live
+        self._spawns = 0
+        self._cgroups: CgroupTree | None = None
+        self._cgroups_missing = ""
         self._uid_lock = -1
         self._uid_lock_path = ""
         self._closed = False
@@ -123,6 +129,8 @@ class SandboxPool:
                 self._uid_base = self.config.uid_base
             if self._n > _UID_SLOT:
                 raise SandboxError(f"at most {_UID_SLOT} workers per pool")
+        if self.config.confine:
+            self._cgroups, self._cgroups_missing = CgroupTree.create(CgroupTree.unique_name())
         self._base = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
         os.chmod(self._base, 0o711)  # an unprivileged child may traverse, not list
         try:
@@ -133,6 +141,8 @@ class SandboxPool:
         for i, w in enumerate(workers):
             self._workers[i] = w
         self._report = workers[0].report
+        if self._cgroups_missing:
+            self._report.setdefault("errors", []).append(f"cgroups: {self._cgroups_missing}")
         missing = confinement_report(self._report) if self.config.confine else []
         if missing:
             message = (
@@ -150,9 +160,34 @@ class SandboxPool:
             self._start_slot(i)
 
     async def _spawn(self, index: int) -> _Worker:
+        """A new worker for slot ``index``: a uid no live process has, cgroups of its own."""
         assert self._base is not None and self._static is not None
-        return await _start_worker(index, self.config, self._static, self._base, self._uid_base,
-                                   self._stderr_tails[index])
+        self._spawns += 1
+        uid = self._fresh_uid() if self._uid_base >= 0 else -1
+        cgroup = None
+        if self._cgroups is not None:
+            cgroup = await asyncio.to_thread(self._cgroups.worker, f"w{index}-{self._spawns}",
+                                             self.config.nproc + 2)
+        try:
+            return await _start_worker(index, self.config, self._static, self._base, uid,
+                                       self._stderr_tails[index], cgroup)
+        except BaseException:
+            if cgroup is not None:
+                await asyncio.to_thread(cgroup.remove)
+            raise
+
+    def _fresh_uid(self) -> int:
+        """The next uid of the pool's range that no worker holds and no process runs as.
+
+        A worker's PID namespace ends everything of its uid before the worker is
+        reaped, so this only proves it; a uid with a live process is skipped."""
+        held = {w.uid for w in self._workers if w is not None}
+        for _ in range(_UID_SLOT):
+            uid = self._uid_base + self._uid_next % _UID_SLOT
+            self._uid_next += 1
+            if uid not in held and not _uid_alive(uid):
+                return uid
+        raise SandboxError("every sandbox uid of the pool's range has a live process")
 
     async def aclose(self) -> None:
         """Stop every worker and remove the scratch directories. Idempotent."""
@@ -170,6 +205,8 @@ class SandboxPool:
             chunk = self._queue.popleft()
             for i in chunk.indices:
                 chunk.job.finish(i, self._fault(chunk.job.tests[i], "sandbox pool closed"))
+        if self._cgroups is not None:
+            await asyncio.to_thread(self._cgroups.remove)
         if self._base:
             shutil.rmtree(self._base, ignore_errors=True)
         if self._uid_lock >= 0:  # no process of ours runs under these uids any more

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import SandboxError
-from ..core.types import Test, TestResult
+from ..core.types import Test, TestResult, Verdict
 from .config import SandboxConfig
+from .cgroups import WorkerCgroup
 from .host import _HostPaths, _worker_env
 from .jobs import _Chunk, _Job, _test_input
 from .results import _SIGNALS, _compile_failure, _decode_result
@@ -49,13 +50,40 @@ class _WorkerTimeout(_WorkerDied):
     """The worker sent no frame before its deadline (frozen or wedged): it is killed."""
 
 
-class _Worker:
-    """One worker process and the pipes to it."""
+class _ZygoteDied(_WorkerDied):
+    """The zygote ended on a signal. While one of the program's test children was
+    alive, that is the program's doing (nothing else below the worker runs its code);
+    otherwise it is handled as a dead worker."""
 
-    def __init__(self, index: int, proc: asyncio.subprocess.Process, report: dict[str, Any]) -> None:
+    def __init__(self, status: int, child_running: bool, oom: bool) -> None:
+        super().__init__(f"zygote died ({_describe_status(status)})")
+        self.status = status
+        self.child_running = child_running
+        self.oom = oom
+        #: the index of the test whose result was awaited, set by the chunk's run
+        self.head: int | None = None
+
+    def verdict(self, test: Test) -> TestResult:
+        """The test whose child ran when the zygote died: MLE when the memory cgroup's
+        OOM killer struck, else RE with the signal named."""
+        if self.oom:
+            return TestResult(id=test.id, verdict=Verdict.MLE, error="killed by the OOM killer")
+        error = (_SIGNALS.get(os.WTERMSIG(self.status), f"signal {os.WTERMSIG(self.status)}")
+                 if os.WIFSIGNALED(self.status) else f"exit code {os.WEXITSTATUS(self.status)}")
+        return TestResult(id=test.id, verdict=Verdict.RE,
+                          error=error, stderr=f"the program's zygote ended ({error})")
+
+
+class _Worker:
+    """One worker process, the pipes to it, and the cgroups of its programs."""
+
+    def __init__(self, index: int, proc: asyncio.subprocess.Process, report: dict[str, Any],
+                 uid: int = -1, cgroup: WorkerCgroup | None = None) -> None:
         self.index = index
         self.proc = proc
         self.report = report
+        self.uid = uid
+        self.cgroup = cgroup
         self.loaded: bytes | None = None
         self.compile_error: str | None = None
 
@@ -70,13 +98,14 @@ class _Worker:
         if op == _OP_FATAL:
             raise _WorkerDied(payload.decode("utf-8", "replace"))
         if op == _OP_ZDIED:
-            (status,) = struct.unpack("<i", payload)
+            status, child_running, oom = struct.unpack("<iBB", payload)
             self.loaded = None
-            if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+            if (not child_running and os.WIFSIGNALED(status)
+                    and os.WTERMSIG(status) == signal.SIGXCPU):
                 # only compiling runs under a CPU limit in the zygote: the program's fault
                 raise _CompileTimeLimit("CompileTimeLimit: compiling the program took more "
                                         "than its CPU budget")
-            raise _WorkerDied(f"zygote died ({_describe_status(status)})")
+            raise _ZygoteDied(status, bool(child_running), bool(oom))
         return op, payload
 
     def write(self, op: int, payload: bytes = b"") -> None:
@@ -121,44 +150,78 @@ class _Worker:
         # frame would cost a task per test)
         try:
             async with asyncio.timeout(load_grace) as deadline:
-                if job.error is None:
+                while True:
                     try:
-                        await self.load(job)
-                    except _CompileTimeLimit as exc:
-                        job.error = str(exc)  # no other chunk compiles it again
-                    else:
-                        job.error = self.compile_error
-                if job.error is not None:
-                    for i in chunk.indices:
-                        job.finish(i, _compile_failure(job.tests[i], job.error))
-                    return
-                pending: deque[int] = deque()
-                for i in chunk.indices:
-                    if job.results[i] is not None:
-                        continue
-                    try:
-                        data = _test_input(job, job.tests[i])
-                    except Exception as exc:  # the test's own arguments cannot be encoded
-                        job.finish(i, fault(job.tests[i], f"test input: {exc}"))
-                        continue
-                    self.write(_OP_TEST, data)
-                    pending.append(i)
-                # No drain: the transport sends the inputs while results come back. Waiting
-                # for them all to be written first could deadlock (large inputs and outputs)
-                # and would count every earlier test's run time against the first deadline.
-                step = job.limits.wall_seconds + result_grace
-                deadline.reschedule(loop.time() + step)
-                while pending:
-                    op, payload = await self.frame()
-                    if op != _OP_RESULT:
-                        raise _WorkerDied(f"unexpected frame {op} while running tests")
-                    deadline.reschedule(loop.time() + step)
-                    i = pending.popleft()
-                    result = _decode_result(job, job.tests[i], payload)
-                    tested(result)
-                    job.finish(i, result)
+                        await self._run_once(chunk, deadline, load_grace, result_grace,
+                                             fault, tested)
+                        return
+                    except _ZygoteDied as died:
+                        # A test child was running: the program ended its own zygote (the
+                        # worker is fine). That test has its verdict; the program is
+                        # loaded again for the rest, which the worker skipped.
+                        if not (died.child_running and died.head is not None):
+                            raise
+                        i = died.head
+                        result = died.verdict(job.tests[i])
+                        tested(result)
+                        job.finish(i, result)
+                        if all(job.results[k] is not None for k in chunk.indices):
+                            return
+                        deadline.reschedule(loop.time() + load_grace)
         except TimeoutError as exc:
             raise _WorkerTimeout("the worker sent no frame before its deadline") from exc
+
+    async def _run_once(self, chunk: _Chunk, deadline: asyncio.Timeout, load_grace: float,
+                        result_grace: float, fault: Callable[[Test, str], TestResult],
+                        tested: Callable[[TestResult], None]) -> None:
+        """Load the chunk's program and run the tests it has not finished; a zygote
+        that dies raises _ZygoteDied naming the test it was running (``head``)."""
+        job = chunk.job
+        loop = asyncio.get_running_loop()
+        if job.error is None:
+            try:
+                await self.load(job)
+            except _CompileTimeLimit as exc:
+                job.error = str(exc)  # no other chunk compiles it again
+            except _ZygoteDied as died:
+                died.head = None
+                raise
+            else:
+                job.error = self.compile_error
+        if job.error is not None:
+            for i in chunk.indices:
+                if job.results[i] is None:
+                    job.finish(i, _compile_failure(job.tests[i], job.error))
+            return
+        pending: deque[int] = deque()
+        for i in chunk.indices:
+            if job.results[i] is not None:
+                continue
+            try:
+                data = _test_input(job, job.tests[i])
+            except Exception as exc:  # the test's own arguments cannot be encoded
+                job.finish(i, fault(job.tests[i], f"test input: {exc}"))
+                continue
+            self.write(_OP_TEST, data)
+            pending.append(i)
+        # No drain: the transport sends the inputs while results come back. Waiting
+        # for them all to be written first could deadlock (large inputs and outputs)
+        # and would count every earlier test's run time against the first deadline.
+        step = job.limits.wall_seconds + result_grace
+        deadline.reschedule(loop.time() + step)
+        while pending:
+            try:
+                op, payload = await self.frame()
+            except _ZygoteDied as died:
+                died.head = pending[0]
+                raise
+            if op != _OP_RESULT:
+                raise _WorkerDied(f"unexpected frame {op} while running tests")
+            deadline.reschedule(loop.time() + step)
+            i = pending.popleft()
+            result = _decode_result(job, job.tests[i], payload)
+            tested(result)
+            job.finish(i, result)
 
     async def stop(self) -> None:
         """Stop the worker and wait until nothing it started is left.
@@ -177,6 +240,7 @@ class _Worker:
             await asyncio.wait_for(self.proc.wait(), timeout=5)
         except (asyncio.TimeoutError, Exception):
             await self.kill()
+        await self._release()
 
     async def kill(self) -> None:
         """Kill the worker, its zygote and their test child; never hangs."""
@@ -189,6 +253,15 @@ class _Worker:
             self.proc.kill()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.proc.wait(), timeout=5)
+        await self._release()
+
+    async def _release(self) -> None:
+        """Once the worker is gone: nothing may remain in its cgroups (the PID namespace
+        already ended everything; this is the second layer), then remove them."""
+        cgroup, self.cgroup = self.cgroup, None
+        if cgroup is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(cgroup.remove)
 
 
 def _describe_status(status: int) -> str:
@@ -198,15 +271,14 @@ def _describe_status(status: int) -> str:
 
 
 async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, base: str,
-                        uid_base: int, tail: deque[bytes]) -> _Worker:
-    """Start worker ``index`` in its scratch directory under ``base`` (as uid ``uid_base +
-    index`` when root and confined) and wait for its READY report; ``tail`` keeps the end
-    of its stderr for the error raised when it fails to start (SandboxError)."""
+                        uid: int, tail: deque[bytes],
+                        cgroup: WorkerCgroup | None = None) -> _Worker:
+    """Start worker ``index`` in its directory under ``base`` (its programs as ``uid``
+    when >= 0, in ``cgroup`` when given) and wait for its READY report; ``tail`` keeps
+    the end of its stderr for the error raised when it fails to start (SandboxError)."""
     read_paths, extra_paths, confine_path, origins = host
     scratch = os.path.join(base, f"w{index}")
     os.makedirs(scratch, mode=0o700, exist_ok=True)
-    root = os.getuid() == 0
-    uid = uid_base + index if root and config.confine else -1
     gid = uid
     if uid >= 0:
         os.chown(scratch, uid, gid)
@@ -225,6 +297,7 @@ async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, bas
         "stack_mb": config.stack_mb,
         "pool_pid": os.getpid(),
         "expose_paths": [sys.base_prefix, sys.prefix, *extra_paths],
+        "cgroup": cgroup.spec() if cgroup is not None else None,
     }
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-S", "-s", "-P", "-B", "-X", "utf8", _WORKER, json.dumps(cfg),
@@ -237,7 +310,7 @@ async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, bas
     )
     assert proc.stderr is not None
     asyncio.create_task(_drain_stderr(proc.stderr, tail))
-    worker = _Worker(index, proc, {})
+    worker = _Worker(index, proc, {}, uid, cgroup)
     try:
         op, payload = await asyncio.wait_for(worker.frame(), timeout=config.load_grace)
         if op != _OP_READY:

@@ -31,9 +31,11 @@ __all__ = [
 ]
 
 #: The head of a RESULT frame, as sandbox/confine.c writes it: wait status, flags, CPU and
-#: wall time, peak and base RSS, then the lengths of stdout, stderr, report and fault text.
-_RESULT = struct.Struct("<iIqqqqIIII")
-_FLAG_WALL_TIMEOUT, _FLAG_CONFINED = 1, 2
+#: wall time, peak and base RSS, the peak in the memory cgroup (-1: none) and what the test
+#: left in scratch and its output files (kB), then the lengths of stdout, stderr, report and
+#: fault text.
+_RESULT = struct.Struct("<iIqqqqqqIIII")
+_FLAG_WALL_TIMEOUT, _FLAG_CONFINED, _FLAG_OOM = 1, 2, 4
 _CHANNEL = msgspec.json.Decoder()
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
@@ -137,6 +139,17 @@ _LINE_BYTES = 12
 _LINES = msgspec.json.Decoder(list[Annotated[int, msgspec.Meta(ge=0, lt=1 << 31)]] | None)
 
 
+def _memory_kb(rss_kb: int, cgroup_kb: int, held_kb: int) -> int:
+    """What a test held at its peak. With a memory cgroup, its peak: heap, scratch files,
+    memory files and page cache alike. Without one, the peak RSS above the zygote's plus,
+    counted by hand, what it left in scratch and its stdout and stderr files (what it
+    wrote there and removed before exiting escapes this count; the scratch tmpfs's size
+    still bounds it)."""
+    if cgroup_kb >= 0:
+        return cgroup_kb
+    return max(0, rss_kb) + max(0, held_kb)
+
+
 def _structure(text: bytes) -> int:
     """Brackets and commas in JSON text: a bound on the nodes it decodes to (C speed)."""
     return text.count(b"[") + text.count(b"{") + text.count(b",")
@@ -187,8 +200,8 @@ def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
 def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
     if len(payload) < _RESULT.size:
         return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
-    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, n_out, n_err, n_chan,
-     n_fault) = _RESULT.unpack_from(payload)
+    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, n_out, n_err,
+     n_chan, n_fault) = _RESULT.unpack_from(payload)
     pos = _RESULT.size
     raw_out = payload[pos:pos + n_out]
     pos += n_out
@@ -203,7 +216,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
         "id": test.id,
         "cpu_ms": cpu_us / 1000,
         "wall_ms": wall_us / 1000,
-        "memory_kb": max(0, maxrss_kb - base_kb),
+        "memory_kb": _memory_kb(maxrss_kb - base_kb, cg_peak_kb, held_kb),
         "stderr": stderr,
     }
     if not flags & _FLAG_CONFINED:
@@ -240,7 +253,8 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
         return result(Verdict.TLE, timeout="cpu")
     if len(raw_out) > limits.output_limit:
         return result(Verdict.OLE)
-    if report.mem or exc == "MemoryError" or common["memory_kb"] > limits.memory_limit_mb * 1024:
+    if (flags & _FLAG_OOM or report.mem or exc == "MemoryError"
+            or common["memory_kb"] > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:
         return result(Verdict.RE, error=_SIGNALS.get(sig, f"signal {sig}"))

@@ -147,6 +147,8 @@ class Config:
         self.stack_mb = raw["stack_mb"]
         self.pool_pid = raw["pool_pid"]
         self.expose_paths = raw["expose_paths"]
+        #: {"procs": [paths], "usage", "limit", "peak", "events": path} or None
+        self.cgroup = raw.get("cgroup")
 
 
 class AllowedPackages:
@@ -185,47 +187,68 @@ def load_confine(path):
     return module
 
 
-def setup(cfg, confine):
-    """Enter namespaces, hide the host, mount the scratch tmpfs, build Landlock, attach seccomp.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+#: Inside the minimal root: Landlock's write rule is on BOX (a plain directory of the
+#: read-only root), each program's fresh scratch tmpfs is mounted at SCRATCH beneath
+#: it (a rule on a mount's own root would not survive the remount).
+BOX = "/sandbox"
+SCRATCH = BOX + "/scratch"
 
-    Returns a report of what is on; a missing layer is reported, not fatal: the
-    pool decides whether to refuse.
+
+def enter_namespaces(cfg, confine, report):
+    """W, before it forks its init: fresh network, IPC, mount and PID namespaces (and a
+    user namespace when not root). Returns False when they could not be made."""
+    report.update(netns=False, ipcns=False, pidns=False)
+    if not cfg.full:
+        return False
+    try:
+        confine.enter_namespaces(os.getuid() != 0, True)
+    except OSError as exc:
+        report["errors"].append(f"namespaces: {exc}")
+        return False
+    report["netns"] = report["ipcns"] = report["pidns"] = True
+    return True
+
+
+def setup(cfg, confine, report, namespaces):
+    """I (PID 1 of the worker's namespace): the minimal root and its fresh /proc, the
+    scratch tmpfs, the Landlock ruleset and the worker's seccomp filter.
+
+    Returns the Landlock ruleset fd (-1 without one). A missing layer is reported,
+    not fatal: the pool decides whether to refuse. Without a minimal root (no mount
+    namespace, or pivoting failed) the older view is kept: the host read-only with
+    its writable trees hidden.
     """
-    report = {"pid": os.getpid(), "root": os.getuid() == 0}
-    report.update(confine.probe())
-    report.update(netns=False, ipcns=False, readonly=False, hidden=[], tmpfs=False,
+    report.update(readonly=False, minimal_root=False, proc=False, hidden=[], tmpfs=False,
                   landlock=False, seccomp=False, setuid=False)
-    report["errors"] = errors = []
+    errors = report["errors"]
     ruleset = -1
     if not cfg.full:
-        return report, ruleset
-    try:
-        confine.enter_namespaces(os.getuid() != 0)
-        report["netns"] = report["ipcns"] = True
-        try:  # first, so that every mount made below starts read-only too
-            confine.make_readonly("/", True)
-            report["readonly"] = True
-        except OSError as exc:
-            errors.append(f"read-only host view: {exc}")
+        return ruleset
+    if namespaces:
         try:
-            report["hidden"] = hide_host(confine, cfg)
+            build_root(confine, cfg)
+            cfg.scratch = SCRATCH
+            report["minimal_root"] = report["readonly"] = report["proc"] = True
         except OSError as exc:
-            errors.append(f"hiding host directories: {exc}")
-        try:
-            confine.mount_tmpfs(cfg.scratch, cfg.scratch_mb, cfg.uid, cfg.gid, 0o700)
-            report["tmpfs"] = True
-        except OSError as exc:
-            errors.append(f"scratch tmpfs: {exc}")
-    except OSError as exc:
-        errors.append(f"namespaces: {exc}")
+            errors.append(f"minimal root: {exc}")
+        if report["minimal_root"]:
+            try:
+                mount_scratch(confine, cfg)
+                report["tmpfs"] = True
+            except OSError as exc:
+                errors.append(f"scratch tmpfs: {exc}")
+        else:
+            fallback_view(confine, cfg, report)
+    for name in ("HOME", "TMPDIR"):
+        os.environ[name] = cfg.scratch
     if cfg.uid >= 0:
         if not report["tmpfs"]:
             os.chown(cfg.scratch, cfg.uid, cfg.gid)  # the tmpfs is already owned so
         report["setuid"] = True
     try:
-        ruleset, abi = confine.landlock_ruleset(
-            cfg.read_paths, [cfg.scratch], ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"]
-        )
+        writable = BOX if report["minimal_root"] else cfg.scratch
+        ruleset, abi = confine.landlock_ruleset(cfg.read_paths, [writable], list(DEVICES))
         report["landlock"] = ruleset >= 0
         report["landlock_abi"] = abi
         if ruleset >= 0:
@@ -233,11 +256,114 @@ def setup(cfg, confine):
     except OSError as exc:
         errors.append(f"landlock: {exc}")
     try:
-        report["seccomp_worker_instructions"] = confine.worker_filter()
+        report["seccomp_worker_instructions"] = confine.worker_filter(report["tmpfs"])
         report["seccomp"] = True
     except OSError as exc:
         errors.append(f"seccomp: {exc}")
-    return report, ruleset
+    return ruleset
+
+
+def fallback_view(confine, cfg, report):
+    """The host, read-only, with its writable trees hidden: where no root could be built."""
+    errors = report["errors"]
+    try:  # first, so that every mount made below starts read-only too
+        confine.make_readonly("/", True)
+        report["readonly"] = True
+    except OSError as exc:
+        errors.append(f"read-only host view: {exc}")
+    try:
+        report["hidden"] = hide_host(confine, cfg)
+    except OSError as exc:
+        errors.append(f"hiding host directories: {exc}")
+    try:
+        confine.mount_tmpfs(cfg.scratch, cfg.scratch_mb, cfg.uid, cfg.gid, 0o700)
+        report["tmpfs"] = True
+    except OSError as exc:
+        errors.append(f"scratch tmpfs: {exc}")
+
+
+def _place(root, path, made):
+    """Recreate ``path`` inside ``root`` as the host has it: directories as
+    directories, symbolic links as the same links (then followed), the last
+    component as an empty directory or file to mount on. Returns the host's real
+    path, which is then bound at the same place in ``root``. Each directory made is
+    added to ``made`` with the host's times, which it gets back once filled: the
+    import system trusts its cached listing of a directory whose mtime is unchanged
+    (Landlock lets no process list the standard library's directory itself)."""
+    parts = [p for p in path.split("/") if p]
+    real, hops = "", 0
+    while parts:
+        name = parts.pop(0)
+        if name == ".":
+            continue
+        if name == "..":
+            real = real.rsplit("/", 1)[0]
+            continue
+        here = real + "/" + name
+        st = os.lstat(here)
+        inside = root + here
+        if (st.st_mode & 0o170000) == 0o120000:  # a symbolic link
+            hops += 1
+            if hops > 40:
+                raise OSError(errno.ELOOP, "too many links", path)
+            target = os.readlink(here)
+            if not os.path.lexists(inside):
+                os.symlink(target, inside)
+            if target.startswith("/"):
+                real = ""
+            parts = [p for p in target.split("/") if p] + parts
+            continue
+        if parts or (st.st_mode & 0o170000) == 0o040000:
+            if not os.path.lexists(inside):
+                os.mkdir(inside, 0o755)
+                made[inside] = (st.st_atime_ns, st.st_mtime_ns)
+        elif not os.path.lexists(inside):
+            os.close(os.open(inside, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+        real = here
+    return real or "/"
+
+
+def build_root(confine, cfg):
+    """Pivot into a root that holds only the read allowlist, the device files, a
+    fresh /proc of this PID namespace and the scratch directory (isolate and nsjail
+    build theirs so): a host path outside it can be neither opened nor stat'ed.
+
+    The root is a small read-only tmpfs mounted on the worker's own host directory;
+    each allowed path is bound read-only at its own path (symbolic links on the way
+    recreated), so the interpreter, its libraries and Landlock's rules see the same
+    paths as on the host. /proc is mounted before the pivot: in a user namespace the
+    kernel allows a new proc only while a full one is visible.
+    """
+    root = cfg.scratch
+    confine.mount_tmpfs(root, 8, -1, -1, 0o755)
+    binds, made = {}, {}
+    for path in cfg.read_paths:
+        if os.path.lexists(path):
+            binds[_place(root, path, made)] = False
+    for path in DEVICES:
+        if os.path.exists(path):
+            binds[_place(root, path, made)] = True
+    for path in ("/proc", BOX, SCRATCH):
+        os.mkdir(root + path, 0o755 if path != SCRATCH else 0o700)
+    for inside in sorted(made, key=len, reverse=True):  # deepest first: filling changes mtime
+        os.utime(inside, ns=made[inside], follow_symlinks=False)
+    done = []
+    for path in sorted(binds):  # a path beneath one already bound is bound with it
+        if any(path.startswith(d + "/") for d in done):
+            continue
+        confine.bind_mount(path, root + path, binds[path])
+        done.append(path)
+    confine.mount_proc(root + "/proc")
+    confine.make_readonly(root, False)
+    confine.pivot(root)
+
+
+def mount_scratch(confine, cfg, fresh=False):
+    """The scratch tmpfs, owned by the sandbox uid; ``fresh`` replaces the previous
+    program's, so that nothing of it (inode numbers, times) reaches the next."""
+    if fresh:
+        confine.unmount(SCRATCH)
+    confine.mount_tmpfs(SCRATCH, cfg.scratch_mb, cfg.uid, cfg.gid, 0o700)
 
 
 def _outermost(paths):
@@ -542,10 +668,20 @@ class Program:
         self.code = None
 
 
-def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
-    """The zygote: confine itself, then read, compile and serve one program."""
+def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgroup):
+    """The zygote: join the worker's cgroups, confine itself, then read, compile and
+    serve one program."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's handler is not ours
     statm_fd = _high_fd(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+    if cgroup is not None:
+        # The program's processes (this zygote, its children, their threads) in
+        # cgroups of their own, joined while still privileged: memory and pids
+        # limits, and a kill-all for the pool. The worker stays outside, so the
+        # OOM killer of the memory cgroup can never pick it.
+        for fd in cgroup["procs"]:
+            os.write(fd, b"0")
+            os.close(fd)
+        os.pwrite(cgroup["limit"], cgroup["unlimited"], 0)  # compile under RLIMIT_AS alone
     if cfg.full:
         # Before a byte of the program is read: from here on this process runs as
         # the sandbox uid, with no capability, under Landlock and the worker filter.
@@ -619,9 +755,13 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid):
     # uid and ruleset -1: the zygote already runs as the sandbox uid inside the
     # Landlock domain, which the child inherits; nesting the same ruleset again
     # would copy its ~200 rules on every fork (~12 % of a trivial test's cost)
+    accounting = (-1, -1, -1, -1, 0)
+    if cgroup is not None and full:
+        accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
+                      prog.memory)
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
                          hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
-                         CHANNEL_CAP, base_kb, cfg.scratch)
+                         CHANNEL_CAP, base_kb, cfg.scratch, accounting)
     if what == 1:  # the confined child
         status = 70
         try:
@@ -643,15 +783,31 @@ def _on_sigterm(signum, frame):
 
 
 def reap_all():
-    """Wait for every child, and for the orphans reparented to us (we are their
-    subreaper), until none is left."""
+    """Wait for every child, and for the orphans reparented to us (we are the init of
+    the worker's PID namespace, or its subreaper), until none is left; returns how
+    many there were."""
+    n = 0
     while True:
         try:
             os.waitpid(-1, 0)
+            n += 1
         except ChildProcessError:
-            return
+            return n
         except InterruptedError:
             continue
+
+
+def end_everything_below(pid_namespace):
+    """Kill every process of the namespace but ourselves and reap them: nothing a
+    program started outlives its zygote, whatever it did to its signals, session or
+    parent (init may signal all; kill(-1) spares only the caller). Returns how many
+    processes were reaped."""
+    if pid_namespace:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    return reap_all()
 
 
 def watch_owner(pid):
@@ -690,6 +846,51 @@ def wait_for_zygote(zygote, owner):
         os.close(zfd)
 
 
+def open_cgroup(spec):
+    """The cgroup files a zygote needs, opened now, while they are reachable (the
+    minimal root does not hold /sys) and the worker is privileged; None without."""
+    if not spec:
+        return None
+    out = {"procs": [_high_fd(os.open(p, os.O_WRONLY | os.O_CLOEXEC)) for p in spec["procs"]]}
+    for key, flags in (("usage", os.O_RDONLY), ("limit", os.O_RDWR), ("peak", os.O_RDWR),
+                       ("events", os.O_RDONLY)):
+        out[key] = _high_fd(os.open(spec[key], flags | os.O_CLOEXEC))
+    out["unlimited"] = spec["unlimited"].encode()
+    return out
+
+
+def oom_kills(cgroup):
+    if cgroup is None:
+        return 0
+    for line in os.pread(cgroup["events"], 4096, 0).decode().splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return 0
+
+
+def stand_by(init, parent_fd):
+    """W once it has forked its init: only waits for it. SIGTERM (the pool's stop)
+    kills the init, and with it, the kernel ends the whole PID namespace."""
+    def on_term(signum, frame):
+        try:
+            os.kill(init, signal.SIGKILL)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    os.close(parent_fd)
+    while True:
+        try:
+            _, status = os.waitpid(init, 0)
+            break
+        except ChildProcessError:
+            status = 0
+            break
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if 0 <= code < 256 else 128 - code)
+
+
 def main():
     cfg = Config(json.loads(sys.argv[1]))
     sys.set_int_max_str_digits(0)
@@ -715,15 +916,42 @@ def main():
     if os.getppid() != cfg.pool_pid:
         os._exit(0)
     owner = watch_owner(cfg.pool_pid)  # opened while the pid is surely our parent's
+    report = {"root": os.getuid() == 0, "errors": []}
+    report.update(confine.probe())
     try:
-        # a test child whose zygote dies is reparented here, not to init
-        confine.set_subreaper()
-        report, ruleset = setup(cfg, confine)
-        # again after the set-up: a credential change (entering a user namespace)
+        cgroup = open_cgroup(cfg.cgroup if cfg.full else None)
+        report["cgroup"] = cgroup is not None
+        namespaces = enter_namespaces(cfg, confine, report)
+        # again after entering namespaces: a credential change (a user namespace)
         # would have cleared it
         confine.set_pdeathsig(signal.SIGKILL)
         if os.getppid() != cfg.pool_pid:
             os._exit(0)
+        if namespaces:
+            # The next child is PID 1 of the new PID namespace and serves as the
+            # worker from here on: when it dies, for any reason, the kernel kills
+            # every process of the namespace. This process only waits for it.
+            me = _high_fd(os.pidfd_open(os.getpid()))
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+            init = os.fork()
+            if init:
+                os.close(fin)
+                os.close(fout)
+                if owner >= 0:
+                    os.close(owner)
+                if cgroup is not None:
+                    for fd in cgroup["procs"] + [cgroup[k] for k in ("usage", "limit", "peak",
+                                                                      "events")]:
+                        os.close(fd)
+                stand_by(init, me)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            confine.set_pdeathsig(signal.SIGKILL)
+            if select.select([me], [], [], 0)[0]:  # W died before the line above
+                os._exit(0)
+            os.close(me)
+        else:
+            confine.set_subreaper()  # a test child orphaned by its zygote comes here
+        ruleset = setup(cfg, confine, report, namespaces)
     except BaseException as exc:
         send(fout, OP_FATAL, f"worker set-up failed: {type(exc).__name__}: {exc}".encode())
         os._exit(2)
@@ -732,10 +960,13 @@ def main():
     report["threading"] = "threading" in sys.modules
     send(fout, OP_READY, json.dumps(report).encode())
     me = os.getpid()
+    fresh_scratch = bool(report.get("minimal_root") and report.get("tmpfs"))
+    devnull = os.open("/dev/null", os.O_WRONLY | os.O_CLOEXEC)
 
     zygote = 0
     try:
         hbuf = bytearray(HEADER.size)
+        first = True
         while True:
             if not wait_for(fin, owner):
                 break  # the pool's process died: nobody will read what we run
@@ -743,16 +974,30 @@ def main():
             if header is None or header[0] == OP_QUIT:
                 break
             op, n = header
+            if op in (OP_TEST, OP_END):
+                # frames the pool sent to a zygote that died before it read them: skip
+                # them without reading them into this process (a zygote forked from it
+                # must never find another test's input)
+                while n:
+                    k = os.splice(fin, devnull, n)
+                    if k == 0:
+                        break
+                    n -= k
+                continue
             if op != OP_LOAD:
                 send(fout, OP_FATAL, f"worker: unexpected op {op}".encode())
                 os._exit(3)
+            if fresh_scratch and not first:
+                mount_scratch(confine, cfg, fresh=True)
+            first = False
+            oom_before = oom_kills(cgroup)
             zygote = os.fork()
             if zygote == 0:
                 status = 4
                 try:
                     if owner >= 0:
                         os.close(owner)  # W watches; the zygote has no use for it
-                    serve_program(cfg, confine, ruleset, fin, fout, n, me)
+                    serve_program(cfg, confine, ruleset, fin, fout, n, me, cgroup)
                     status = 0
                 except BaseException as exc:
                     try:
@@ -765,9 +1010,11 @@ def main():
                 break  # the pool's process died mid-program: kill the zygote, reap, exit
             _, status = os.waitpid(zygote, 0)
             zygote = 0
-            reap_all()  # the test child of a zygote that died mid-test
+            # a test child of a zygote that died mid-test (or anything else left)
+            orphans = end_everything_below(namespaces)
             if status != 0:
-                send(fout, OP_ZDIED, struct.pack("<i", status))
+                oom = oom_kills(cgroup) > oom_before
+                send(fout, OP_ZDIED, struct.pack("<iBB", status, orphans > 0, oom))
     except _Stop:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -776,7 +1023,7 @@ def main():
             os.kill(zygote, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    reap_all()
+    end_everything_below(namespaces)
     os._exit(0)
 
 

@@ -272,7 +272,8 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
         return _Job(program, [], Limits(), Checker(), trace)
 
     job = asyncio.run(make())
-    head = _RESULT.pack(0, _FLAG_CONFINED, 1000, 2000, 1000, 900, len(out), 0, len(chan), 0)
+    head = _RESULT.pack(0, _FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, len(out), 0, len(chan),
+                        0)
     return _decode_result(job, test, head + out + chan)
 
 

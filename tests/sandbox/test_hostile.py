@@ -40,14 +40,19 @@ SANITY = Program(source="print(int(input()) * 2)\n")
 SANITY_TESTS = [Test(id="s1", input="21\n", output="42\n")]
 
 
-HIDDEN_TREES = tuple(os.path.realpath(p) for p in
-                     importlib.import_module("pairbench_async.sandbox.worker").HIDDEN)
+# What the worker's minimal root holds: the read allowlist and the device files (and
+# the directories on the way to them); every other host path is absent there.
+_WORKER_MODULE = importlib.import_module("pairbench_async.sandbox.worker")
+IN_ROOT = tuple(os.path.realpath(p) for p in
+                [*host_module._host_paths(SandboxConfig().allowed_packages)[0],
+                 *_WORKER_MODULE.DEVICES])
 
 
 def hidden(path: Path | str) -> bool:
-    """Whether the sandbox's mount namespace covers ``path`` with an empty mount."""
+    """Whether ``path`` is absent from the sandbox's minimal root (FileNotFoundError)."""
     real = os.path.realpath(path)
-    return any(real == h or real.startswith(h + "/") for h in HIDDEN_TREES)
+    return not any(real == r or real.startswith(r + "/") or r.startswith(real + "/")
+                   for r in IN_ROOT)
 
 
 def _visible_dir() -> Path:
@@ -145,6 +150,9 @@ def _limits(case: Case) -> Limits:
 # (FileNotFoundError); a visible one is refused, by Landlock (reads, writes to an
 # existing file: PermissionError) or by the read-only view (new files: EROFS, OSError).
 PATH_CASES = {
+    "read_etc_passwd": ("/etc/passwd", "PermissionError"),
+    "list_tmp": ("/tmp", "PermissionError"),
+    "raw_device": ("/dev/kmsg", "PermissionError"),
     "read_secret_file": ("secret", "PermissionError"),
     "write_outside": ("outside", "OSError"),
     "read_tmp_secret": ("tmp_secret", "PermissionError"),
@@ -157,7 +165,7 @@ def _expected_error(case: Case, host: Host) -> str | None:
     if case.name not in PATH_CASES:
         return case.error
     attr, visible_error = PATH_CASES[case.name]
-    path = WORKER if attr == "worker" else getattr(host, attr)
+    path = WORKER if attr == "worker" else attr if attr.startswith("/") else getattr(host, attr)
     return "FileNotFoundError" if hidden(path) else visible_error
 
 

@@ -58,12 +58,14 @@ def _job(kind: str, trace: bool = False) -> _Job:
 
 
 def frame(*, status: int = 0, flags: int = _FLAG_CONFINED, cpu_us: int = 1000,
-          wall_us: int = 2000, maxrss_kb: int = 1000, base_kb: int = 900, out: bytes = b"",
+          wall_us: int = 2000, maxrss_kb: int = 1000, base_kb: int = 900,
+          cg_peak_kb: int = -1, held_kb: int = 0, out: bytes = b"",
           err: bytes = b"", chan: bytes = b"", fault: bytes = b"",
           lens: tuple[int, int, int, int] | None = None) -> bytes:
     """A RESULT frame's payload, as a zygote sends it (``lens`` may lie)."""
     n = lens if lens is not None else (len(out), len(err), len(chan), len(fault))
-    head = _RESULT.pack(status, flags, cpu_us, wall_us, maxrss_kb, base_kb, *n)
+    head = _RESULT.pack(status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb,
+                        *n)
     return head + out + err + chan + fault
 
 
@@ -493,6 +495,18 @@ def _group(pool: SandboxPool) -> int:
     return pgid
 
 
+def _serving(pool: SandboxPool) -> psutil.Process:
+    """The process that serves the slot's frames: the worker's init (PID 1 of its PID
+    namespace, the started process's only child) when it has one, else the worker."""
+    worker = pool._workers[0]
+    assert worker is not None
+    started = psutil.Process(worker.proc.pid)
+    if worker.report.get("pidns"):
+        (init,) = started.children()
+        return init
+    return started
+
+
 async def _wait_for_worker(pool: SandboxPool) -> None:
     for _ in range(500):
         w = pool._workers[0]
@@ -528,9 +542,7 @@ async def test_a_frozen_worker_during_load_does_not_hang_run() -> None:
     other = stdio("print(int(input()) * 3)\n")
     async with SandboxPool(SandboxConfig(workers=1, load_grace=3.0)) as pool:
         await pool.run(SANE, SANE_TESTS)
-        worker = pool._workers[0]
-        assert worker is not None
-        os.kill(worker.proc.pid, signal.SIGSTOP)  # the worker alone: it cannot fork a zygote
+        _serving(pool).send_signal(signal.SIGSTOP)  # the worker alone: it cannot fork a zygote
         job = pool.run(other, [Test(id="1", input="2\n", output="6\n")])
         results = await asyncio.wait_for(job, 30)
         assert results[0].verdict is Verdict.AC
@@ -542,9 +554,7 @@ async def test_a_frozen_zygote_does_not_hang_run() -> None:
     limits = Limits(time_limit=0.5, wall_limit=1.0)
     async with SandboxPool(SandboxConfig(workers=1, result_grace=1.0, load_grace=5.0)) as pool:
         await pool.run(SANE, SANE_TESTS, limits)  # the zygote now serves SANE with these limits
-        worker = pool._workers[0]
-        assert worker is not None
-        zygotes = psutil.Process(worker.proc.pid).children()
+        zygotes = _serving(pool).children()
         assert zygotes
         for z in zygotes:
             z.send_signal(signal.SIGSTOP)
@@ -555,7 +565,7 @@ async def test_a_frozen_zygote_does_not_hang_run() -> None:
         assert [r.verdict for r in results] == [Verdict.AC] * 4
         assert pool.statistics().worker_timeouts == 1
         # a frozen zygote while a new program is loaded: the LOAD deadline
-        zygotes = psutil.Process(pool._workers[0].proc.pid).children()
+        zygotes = _serving(pool).children()
         for z in zygotes:
             z.send_signal(signal.SIGSTOP)
         results = await asyncio.wait_for(pool.run(SANE, tests), 30)
