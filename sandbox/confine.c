@@ -4,86 +4,117 @@
  *** Theory of operation ***
  *
  * Untrusted programs (candidate repairs, and references too) run in a tree of
- * three kinds of processes, all started from one small Python file
+ * four kinds of processes, all started from one small Python file
  * (pairbench_async/sandbox/worker.py) that imports this module:
  *
  *   pool (asyncio, the evaluator)
- *     └─ W  worker: `python -S -I worker.py`, long-lived, one per core. Never
- *            reads a program or a test; it is the child subreaper of all below.
- *        └─ Z  program zygote, forked from W for each program: confines itself,
- *               then reads and compiles the program and forks one child per test.
- *             └─ C  test child: confines itself further, runs the program, exits.
+ *     └─ W  worker: `python -S -s -P -B -X utf8 worker.py CONFIG`, one per core,
+ *            started in a session of its own with a fixed environment. Enters
+ *            the namespaces, forks I, then only waits for it.
+ *        └─ I  PID 1 of the worker's own PID namespace: builds the minimal root and
+ *               serves the pool's frames. Never reads a program or a test.
+ *           └─ Z  program zygote, forked from I for each program: joins the
+ *                  worker's cgroups, confines itself, then reads and compiles
+ *                  the program and forks one child per test.
+ *              └─ C  test child: confines itself further, runs the program, exits.
  *
- * W, once at start (enter_namespaces(), make_readonly(), the worker's
- * hide_host(), mount_tmpfs(), landlock_ruleset(), worker_filter()):
- *   - a fresh network namespace (no interface but a down loopback) and IPC
- *     namespace (no SysV object or POSIX queue of the host), and a private mount
- *     namespace in which every host mount is read-only (mount_setattr,
- *     recursive), the host's writable and socket-bearing trees (/tmp, /var/tmp,
- *     /dev/shm, /run, /home, /root) are covered by empty read-only tmpfs mounts
- *     with only the interpreter's prefix and the allowed packages bound back,
- *     and a small tmpfs is the scratch directory, the only writable place;
- *   - a user namespace only when not root, mapping only the caller's own uid:
- *     namespace root is never host root;
- *   - the Landlock ruleset, built once: read/execute beneath the standard
- *     library, shared libraries and zoneinfo; everything beneath the scratch;
- *     no TCP; signals and abstract sockets scoped (ABI 6);
- *   - the worker seccomp filter, inherited by Z and C: no ptrace, mounts,
- *     namespaces, kexec, modules, bpf, keyrings, perf, io_uring, chown or
- *     xattrs; no SysV or POSIX IPC; no socket() at all and no connect, bind,
- *     listen, accept, sendmsg, or sendto with an address (an unnamed socketpair,
- *     asyncio's self-pipe, keeps working); no setsockopt or F_SETPIPE_SZ (kernel
- *     buffers RLIMIT_AS does not count stay at their defaults, bounded by the
- *     open-file limit); no inotify or fanotify; no changing the priority,
- *     scheduling, CPUs or I/O priority of any process; x32 and foreign ABIs
- *     denied.
+ * Lifetimes, by construction: I is the init of a PID namespace, so when I dies,
+ * for whatever reason, the kernel kills every process of the namespace and I's
+ * exit waits until they are gone; whatever a test child did to its signals,
+ * session, process group or parent-death signal, it cannot leave the namespace
+ * (no setns, no CAP_SYS_ADMIN). I dies with W (PDEATHSIG, set after the last
+ * credential change), W with the pool (PDEATHSIG, and a pidfd of the pool that
+ * I watches: PDEATHSIG follows the parent *thread*); the pool's close() makes W
+ * SIGKILL I. After every program I also kills whatever is left in the
+ * namespace but itself (kill(-1)) and reaps it, so nothing of one program
+ * outlives its zygote. The child sees only the namespace's processes, in a
+ * fresh /proc.
  *
- * Z, before it reads a byte of the program (confine_zygote()): the sandbox
- * uid/gid when root, an empty capability set, no_new_privs, the Landlock
- * domain, non-dumpable, then PDEATHSIG. Only then does it compile the program,
- * under the program's memory budget and a CPU budget (a compile that runs out
- * is the program's TLE, never a sandbox fault), with no process creation
- * possible (RLIMIT_NPROC 0 until the first test), and pre-import, for speed, the modules its bytecode names that are on an
+ * W, once at start: opens the cgroup files the zygotes need (below), then a
+ * fresh network namespace (no interface but a down loopback), IPC namespace (no
+ * SysV object or POSIX queue of the host), private mount namespace and PID
+ * namespace, in one unshare(); a user namespace too only when not root, mapping
+ * only the caller's own uid (namespace root is never host root).
+ *
+ * I, once at start (worker.py's build_root(), then setup()):
+ *   - the minimal root, as isolate and nsjail build theirs: a small tmpfs holding
+ *     only the read allowlist (the standard library's entries but site-packages,
+ *     lib-dynload, libpython, the shared-library directories, ld.so.cache,
+ *     zoneinfo and localtime, the allowed packages), each bound read-only at its
+ *     own path (symbolic links on the way recreated, directories given the host's
+ *     times so the import system's cached listings stay valid), four device
+ *     files (null, zero, urandom, random), a fresh read-only /proc of the PID
+ *     namespace (mounted before the pivot: in a user namespace the kernel allows
+ *     a new proc only while a full one is visible) and /sandbox/scratch; then
+ *     pivot_root into it and the host's root detached: a host path outside it can
+ *     be neither opened nor stat'ed;
+ *   - the scratch tmpfs at /sandbox/scratch (64 MB), owned by the sandbox uid, the
+ *     only writable place; mounted afresh for every program (no inode number,
+ *     time or file of one program reaches the next);
+ *   - the Landlock ruleset, built once, as a second layer: read/execute beneath
+ *     the read allowlist, everything beneath /sandbox (a rule on the scratch
+ *     mount's own root would not survive its remount), read and write of the
+ *     device files; no TCP; signals and abstract sockets scoped (ABI 6);
+ *   - the worker seccomp filter (a deny-list), inherited by Z and C, which add
+ *     stricter filters of their own (see allowlist.h): mount and umount2 stay
+ *     allowed to I alone, for the scratch remount.
+ *
+ * Z, before it reads a byte of the program: joins the worker's memory, pids (and
+ * freezer) cgroups where the pool made them (as root: cgroup v1 or v2), while
+ * still privileged, through descriptors W opened; then (confine_zygote()) the
+ * sandbox uid/gid when root, an empty capability set, no_new_privs, the Landlock
+ * domain, non-dumpable, the zygote allowlist filter, then PDEATHSIG. Only then
+ * does it compile the program, under the program's memory budget and a CPU
+ * budget (a compile that runs out is the program's TLE, never a sandbox fault),
+ * with no process creation possible (RLIMIT_NPROC 0 until the first test), and
+ * pre-import, for speed, the modules its bytecode names that are on an
  * allowlist of side-effect-free standard-library modules or are the top level
  * of an allowed package (worker.py's PREIMPORT): so even an allowed package's
  * import-time code runs confined, as the sandbox uid, and nothing a program
  * names outside the allowlist is imported on its behalf at all.
  *
- * C, per test, in one C call (confine(), or serve() below; ~40 us cheaper than
- * separate Python calls, and no window where half the layers are on): stdio
- * redirection, chdir to the scratch directory, rlimits (CPU, address space =
- * the zygote's size + budget, file size = output cap, open files, processes,
- * stack, no core), non-dumpable (the Landlock domain is Z's, inherited:
- * serve() does not nest the same ruleset again, which would copy its ~200
- * rules on every fork; the one-shot confine() applies it), a second small
- * seccomp filter (no fork, vfork, clone without CLONE_THREAD, execve; signals
- * and prlimit only to itself; no memfd_create or memfd_secret, which
- * RLIMIT_AS does not count; no chmod), then, after the last credential
+ * C, per test, in one C call (serve() below; ~40 us cheaper than separate
+ * Python calls, and no window where half the layers are on): stdio redirection,
+ * chdir to the scratch directory, rlimits (CPU, address space = the zygote's
+ * size + budget, file size = output cap, open files, processes, stack, no core),
+ * non-dumpable (the Landlock domain is Z's, inherited), the child's small
+ * per-test filter on top of Z's allowlist (no new process, signals and prlimit
+ * only to itself, no memory files, no chmod), then, after the last credential
  * change (the kernel clears it on one), PDEATHSIG and a getppid() check.
- * C cannot create a process, so nothing of a test can outlive it: no daemon,
- * zombie or fork bomb, and no PID namespace or cgroup is needed (a PID
- * namespace would make C PID 1, which ignores SIGXCPU). Threads still work.
+ * Threads still work, within the pids cgroup's limit.
  *
- * Lifetimes: every process has PDEATHSIG set after its last credential change,
- * so killing the evaluator (even with SIGKILL) kills W, then Z, then C. W is
- * the subreaper below it: it reaps a C whose Z died and, on SIGTERM from the
- * pool's close(), kills its Z and waits for every descendant before exiting.
+ * Memory, by construction where the pool may make cgroups: Z and C are in the
+ * worker's memory cgroup (I is not, so its OOM killer never picks the worker).
+ * Before each fork Z sets the cgroup's limit to what it holds then plus the
+ * program's budget and resets its peak; after the test it reports the peak
+ * above that base (memory_kb) and whether the OOM killer struck (MLE). The
+ * cgroup counts heap, the scratch tmpfs, the memory files and page cache alike.
+ * Without a cgroup, RLIMIT_AS bounds the heap and the zygote counts by hand what
+ * a test left in scratch and its stdout and stderr files.
  *
  * What a test sees of other tests: the scratch directory is emptied after every
  * test and before a zygote's first one, whatever the program left there, with
- * openat/unlinkat (empty_tree(): no depth or path length can make it fail);
- * Z wipes every buffer that held a test's input, output or report before it
- * forks the next child; expected outputs never leave the evaluator. C holds
- * only stdin, stdout, stderr and its report channel (close_range): four memfds
- * made fresh for every test (a shared one would carry its times, status flags
- * and locks from test to test), stdin sealed against any write or growth.
+ * openat/unlinkat (empty_tree(): no depth or path length can make it fail), and
+ * its root's mode and times are reset (reset_scratch_root()); Z wipes every
+ * buffer that held a test's input, output or report before it forks the next
+ * child; expected outputs never leave the evaluator. C holds only stdin, stdout,
+ * stderr and its report channel (close_range): four memfds made fresh for every
+ * test (a shared one would carry its times, status flags and locks from test to
+ * test), stdin sealed against any write or growth. I never reads a test: frames
+ * meant for a zygote that died are spliced to /dev/null.
+ *
+ * Faults: a zygote that dies on a signal while one of its program's children ran
+ * is the program's doing (that test is RE with the signal named, or MLE after an
+ * OOM kill; the program is loaded again for the rest); only what the pool can
+ * show is not the program's is SF.
  *
  * Why an extension module and not an exec'ed helper binary: the expensive
  * part of a test run is starting an interpreter (~45 ms here); forking a
  * warm zygote costs ~1 ms. An exec'ed helper would force an interpreter
  * start per test, so the confinement is a library the forked child calls.
  *
- * Errors: every function raises OSError with the failing step named. A
+ * Errors: a failing system call raises OSError with the failing step named
+ * (argument errors raise TypeError, a filter too long RuntimeError). A
  * failure inside confine() means the child must not run the program: the
  * caller turns it into a sandbox-fault verdict, never a program verdict.
  * The "confined" handshake byte is written only after every layer is on,
