@@ -33,6 +33,7 @@ __all__ = [
     "RateLimited",
     "ResumeMismatch",
     "SandboxError",
+    "SandboxNotice",
     "StoreError",
     "TransientError",
     "WorkerCrashed",
@@ -87,6 +88,11 @@ class HelperMissing(SandboxError):
 
 class ConfinementUnavailable(SandboxError):
     """Full confinement was required, but this kernel lacks a mechanism."""
+
+
+class SandboxNotice(UserWarning):
+    """Said once when a pool starts: a layer that only root may have is replaced by its
+    fallback (as an ordinary user, no cgroup: memory is counted by hand)."""
 
 
 class WorkerCrashed(SandboxError):

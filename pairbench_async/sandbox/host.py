@@ -208,6 +208,6 @@ def confinement_report(report: dict[str, Any]) -> list[str]:
         missing.append("PID namespace")
     if not report.get("minimal_root"):
         missing.append("minimal root")
-    if not report.get("cgroup"):
+    if report.get("root") and not report.get("cgroup"):
         missing.append("cgroups (memory counted by hand)")
     return missing

@@ -43,7 +43,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import ConfinementUnavailable, SandboxError
+from ..core.errors import ConfinementUnavailable, SandboxError, SandboxNotice
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .config import SandboxConfig
 from .cgroups import CgroupTree
@@ -155,6 +155,10 @@ class SandboxPool:
             # once: the default warning filter prints it to stderr (a host that filters
             # warnings has chosen to); it used to be printed a second time here
             warnings.warn(message, RuntimeWarning, stacklevel=2)
+        elif self.config.confine and self._cgroups_missing and not self._report.get("root"):
+            warnings.warn("pairbench_async sandbox: no cgroup for an ordinary user; memory_kb "
+                          "adds what a test leaves in scratch and its output files by hand",
+                          SandboxNotice, stacklevel=2)
         self._tasks = [None] * self._n
         for i in range(self._n):
             self._start_slot(i)
