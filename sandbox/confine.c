@@ -394,10 +394,10 @@ static void emit_socket_family(struct filter *f, int nr)
 }
 
 /* The worker's filter: everything the set-up needed is done by now, except
- * (allow_remount) the mount and umount2 with which the worker gives every program
- * a fresh scratch tmpfs; nothing below the worker can use them (no capability, and
- * the zygote's allowlist has neither). */
-static int build_worker_filter(struct filter *f, int allow_remount)
+ * (serving) what the worker needs for each program: mount and umount2 for a fresh
+ * scratch tmpfs, setns and unshare for a fresh PID namespace. Nothing below the
+ * worker can use them (no capability, and the zygote's allowlist has none). */
+static int build_worker_filter(struct filter *f, int serving)
 {
     size_t i;
     f->len = 0;
@@ -430,7 +430,8 @@ static int build_worker_filter(struct filter *f, int allow_remount)
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
     for (i = 0; i < sizeof(worker_denied) / sizeof(worker_denied[0]); i++) {
-        if (allow_remount && (worker_denied[i] == __NR_mount || worker_denied[i] == __NR_umount2))
+        if (serving && (worker_denied[i] == __NR_mount || worker_denied[i] == __NR_umount2 ||
+                        worker_denied[i] == __NR_setns || worker_denied[i] == __NR_unshare))
             continue;
         emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)worker_denied[i], 0, 1));
         emit(f, RET_ERRNO(EPERM));
@@ -576,8 +577,8 @@ static int write_file(const char *path, const char *text)
 
 PyDoc_STRVAR(enter_namespaces_doc,
              "enter_namespaces(user: bool, pid: bool) -> None\n\n"
-             "Move the calling (single-threaded) worker into a fresh network namespace,\n"
-             "IPC namespace and private mount namespace; with pid=True its next child is\n"
+             "Move the calling (single-threaded) worker into a fresh network, IPC and UTS\n"
+             "namespace (host name \"sandbox\") and private mount namespace; with pid=True its next child is\n"
              "the init (PID 1) of a fresh PID namespace. With user=True (not root) a user\n"
              "namespace is created first, mapping only the caller's own uid and gid:\n"
              "namespace root is never mapped to host root.");
@@ -590,8 +591,8 @@ static PyObject *pb_enter_namespaces(PyObject *self, PyObject *args)
         return NULL;
     uid_t uid = getuid();
     gid_t gid = getgid();
-    int flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0) |
-                (pid ? CLONE_NEWPID : 0);
+    int flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+                (user ? CLONE_NEWUSER : 0) | (pid ? CLONE_NEWPID : 0);
     if (unshare(flags) != 0)
         return raise_step("unshare");
     if (user) {
@@ -608,6 +609,9 @@ static PyObject *pb_enter_namespaces(PyObject *self, PyObject *args)
     /* Our mounts must not propagate back to the host. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return raise_step("make mounts private");
+    /* The host's name is not the program's business (a UTS namespace of its own). */
+    if (sethostname("sandbox", 7) != 0 || setdomainname("sandbox", 7) != 0)
+        return raise_step("sethostname");
     Py_RETURN_NONE;
 }
 
@@ -700,6 +704,58 @@ static PyObject *pb_mount_proc(PyObject *self, PyObject *args)
         mount("proc", path, "proc", flags, "hidepid=2") != 0 &&
         mount("proc", path, "proc", flags, NULL) != 0)
         return raise_step("mount proc");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(new_pid_namespace_doc,
+             "new_pid_namespace(own_ns_fd) -> None\n\n"
+             "Make the caller's next child the init (PID 1) of a fresh PID namespace, nested\n"
+             "in the caller's own (own_ns_fd: its /proc/self/ns/pid, which resets what an\n"
+             "earlier call set). The worker gives each program's zygote one: it dies with\n"
+             "everything below it, its pid counter starts afresh, and as init it ignores\n"
+             "every signal its children could send it.");
+
+static PyObject *pb_new_pid_namespace(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int fd;
+    if (!PyArg_ParseTuple(args, "i", &fd))
+        return NULL;
+    if (syscall(__NR_setns, fd, CLONE_NEWPID) != 0)
+        return raise_step("setns own PID namespace");
+    if (unshare(CLONE_NEWPID) != 0)
+        return raise_step("unshare PID namespace");
+    Py_RETURN_NONE;
+}
+
+#define EXIT_COMPILE_CPU 124
+
+static void exit_on_cpu_limit(int sig)
+{
+    (void)sig;
+    _exit(EXIT_COMPILE_CPU);
+}
+
+PyDoc_STRVAR(compile_cpu_guard_doc,
+             "compile_cpu_guard(on) -> None\n\n"
+             "While on, the soft CPU limit's SIGXCPU ends the process at once with exit status\n"
+             "124: a zygote is the init of its PID namespace, and init ignores a signal left\n"
+             "at its default action, so without this a compile past its CPU budget would\n"
+             "run on. Off restores the default (ignored again: nothing a child sends it then\n"
+             "can end it).");
+
+static PyObject *pb_compile_cpu_guard(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int on;
+    if (!PyArg_ParseTuple(args, "p", &on))
+        return NULL;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on ? exit_on_cpu_limit : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGXCPU, &sa, NULL) != 0)
+        return raise_step("sigaction SIGXCPU");
     Py_RETURN_NONE;
 }
 
@@ -809,18 +865,19 @@ static PyObject *pb_landlock_ruleset(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(worker_filter_doc,
-             "worker_filter(allow_remount=False) -> int\n\nSet no_new_privs and attach the worker's\n"
-             "seccomp filter (mount and umount2 stay allowed with allow_remount, for the\n"
-             "worker's fresh scratch per program); returns its length in BPF instructions.");
+             "worker_filter(serving=False) -> int\n\nSet no_new_privs and attach the worker's\n"
+             "seccomp filter (with serving, mount, umount2, setns and unshare stay allowed: the\n"
+             "worker's fresh scratch and PID namespace per program); returns its length in\n"
+             "BPF instructions.");
 
 static PyObject *pb_worker_filter(PyObject *self, PyObject *args)
 {
     (void)self;
-    int allow_remount = 0;
-    if (!PyArg_ParseTuple(args, "|p", &allow_remount))
+    int serving = 0;
+    if (!PyArg_ParseTuple(args, "|p", &serving))
         return NULL;
     struct filter f;
-    if (build_worker_filter(&f, allow_remount) != 0) {
+    if (build_worker_filter(&f, serving) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "worker seccomp filter too long");
         return NULL;
     }
@@ -1583,6 +1640,8 @@ static PyMethodDef methods[] = {
     {"pivot", pb_pivot, METH_VARARGS, pivot_doc},
     {"mount_proc", pb_mount_proc, METH_VARARGS, mount_proc_doc},
     {"unmount", pb_unmount, METH_VARARGS, unmount_doc},
+    {"compile_cpu_guard", pb_compile_cpu_guard, METH_VARARGS, compile_cpu_guard_doc},
+    {"new_pid_namespace", pb_new_pid_namespace, METH_VARARGS, new_pid_namespace_doc},
     {"landlock_ruleset", pb_landlock_ruleset, METH_VARARGS, landlock_ruleset_doc},
     {"worker_filter", pb_worker_filter, METH_VARARGS, worker_filter_doc},
     {"set_pdeathsig", pb_set_pdeathsig, METH_VARARGS, set_pdeathsig_doc},

@@ -38,10 +38,6 @@ _HEADER = struct.Struct("<BI")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
-class _CompileTimeLimit(Exception):
-    """The zygote ran out of CPU compiling the program; the worker is fine."""
-
-
 class _WorkerDied(Exception):
     """The worker process (or its zygote) ended while serving a chunk."""
 
@@ -51,14 +47,15 @@ class _WorkerTimeout(_WorkerDied):
 
 
 class _ZygoteDied(_WorkerDied):
-    """The zygote ended on a signal. While one of the program's test children was
-    alive, that is the program's doing (nothing else below the worker runs its code);
-    otherwise it is handled as a dead worker."""
+    """The zygote ended abnormally. While the pool awaited a test's result, one of the
+    program's test children was running (or about to): that is the program's doing,
+    since nothing else in the zygote's PID namespace runs its code. While loading, a
+    SIGXCPU or exit status 124 (worker.EXIT_COMPILE_CPU) is the compile's CPU budget
+    (the program's TLE); anything else there is handled as a dead worker."""
 
-    def __init__(self, status: int, child_running: bool, oom: bool) -> None:
+    def __init__(self, status: int, oom: bool) -> None:
         super().__init__(f"zygote died ({_describe_status(status)})")
         self.status = status
-        self.child_running = child_running
         self.oom = oom
         #: the index of the test whose result was awaited, set by the chunk's run
         self.head: int | None = None
@@ -98,14 +95,9 @@ class _Worker:
         if op == _OP_FATAL:
             raise _WorkerDied(payload.decode("utf-8", "replace"))
         if op == _OP_ZDIED:
-            status, child_running, oom = struct.unpack("<iBB", payload)
+            status, oom = struct.unpack("<iB", payload)
             self.loaded = None
-            if (not child_running and os.WIFSIGNALED(status)
-                    and os.WTERMSIG(status) == signal.SIGXCPU):
-                # only compiling runs under a CPU limit in the zygote: the program's fault
-                raise _CompileTimeLimit("CompileTimeLimit: compiling the program took more "
-                                        "than its CPU budget")
-            raise _ZygoteDied(status, bool(child_running), bool(oom))
+            raise _ZygoteDied(status, bool(oom))
         return op, payload
 
     def write(self, op: int, payload: bytes = b"") -> None:
@@ -159,7 +151,7 @@ class _Worker:
                         # A test child was running: the program ended its own zygote (the
                         # worker is fine). That test has its verdict; the program is
                         # loaded again for the rest, which the worker skipped.
-                        if not (died.child_running and died.head is not None):
+                        if died.head is None:
                             raise
                         i = died.head
                         result = died.verdict(job.tests[i])
@@ -181,11 +173,14 @@ class _Worker:
         if job.error is None:
             try:
                 await self.load(job)
-            except _CompileTimeLimit as exc:
-                job.error = str(exc)  # no other chunk compiles it again
             except _ZygoteDied as died:
-                died.head = None
-                raise
+                if ((os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) == signal.SIGXCPU)
+                        or (os.WIFEXITED(died.status) and os.WEXITSTATUS(died.status) == 124)):
+                    # only compiling runs under a CPU limit in the zygote: the program's fault
+                    job.error = ("CompileTimeLimit: compiling the program took more than its "
+                                 "CPU budget")
+                else:
+                    raise
             else:
                 job.error = self.compile_error
         if job.error is not None:

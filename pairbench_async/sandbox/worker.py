@@ -72,6 +72,7 @@ HEADER = struct.Struct("<BI")
 
 STDERR_TAIL = 4096
 COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
+EXIT_COMPILE_CPU = 124  # the zygote's status when its compile ran out of CPU (confine.c)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
 CHANNEL_CAP = 16 * 1024 * 1024
 
@@ -256,7 +257,7 @@ def setup(cfg, confine, report, namespaces):
     except OSError as exc:
         errors.append(f"landlock: {exc}")
     try:
-        report["seccomp_worker_instructions"] = confine.worker_filter(report["tmpfs"])
+        report["seccomp_worker_instructions"] = confine.worker_filter(bool(namespaces))
         report["seccomp"] = True
     except OSError as exc:
         errors.append(f"seccomp: {exc}")
@@ -712,11 +713,13 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
             resource.setrlimit(resource.RLIMIT_AS, (statm(statm_fd)[0] + prog.memory, hard))
             budget = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime) + COMPILE_CPU_SECONDS
             resource.setrlimit(resource.RLIMIT_CPU, (budget, cpu[1]))
+            confine.compile_cpu_guard(True)
         try:
             prog.code = compile(prog.source, prog.filename, "exec", dont_inherit=True)
         finally:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
             resource.setrlimit(resource.RLIMIT_CPU, cpu)
+            confine.compile_cpu_guard(False)
     except BaseException as exc:  # SyntaxError, ValueError (NUL bytes), RecursionError...
         text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:4000]
         send(fout, OP_LOADED, b"\x01", text)
@@ -961,6 +964,13 @@ def main():
     send(fout, OP_READY, json.dumps(report).encode())
     me = os.getpid()
     fresh_scratch = bool(report.get("minimal_root") and report.get("tmpfs"))
+    # each program's zygote is the init of a PID namespace of its own
+    own_ns = -1
+    if namespaces:
+        try:
+            own_ns = _high_fd(os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            own_ns = -1
     devnull = os.open("/dev/null", os.O_WRONLY | os.O_CLOEXEC)
 
     zygote = 0
@@ -991,13 +1001,16 @@ def main():
                 mount_scratch(confine, cfg, fresh=True)
             first = False
             oom_before = oom_kills(cgroup)
+            if own_ns >= 0:
+                confine.new_pid_namespace(own_ns)
             zygote = os.fork()
             if zygote == 0:
                 status = 4
                 try:
                     if owner >= 0:
                         os.close(owner)  # W watches; the zygote has no use for it
-                    serve_program(cfg, confine, ruleset, fin, fout, n, me, cgroup)
+                    serve_program(cfg, confine, ruleset, fin, fout, n,
+                                  0 if own_ns >= 0 else me, cgroup)
                     status = 0
                 except BaseException as exc:
                     try:
@@ -1010,11 +1023,12 @@ def main():
                 break  # the pool's process died mid-program: kill the zygote, reap, exit
             _, status = os.waitpid(zygote, 0)
             zygote = 0
-            # a test child of a zygote that died mid-test (or anything else left)
-            orphans = end_everything_below(namespaces)
+            # a test child of a zygote that died mid-test (or anything else left; with a
+            # PID namespace per zygote the kernel has already ended them)
+            end_everything_below(namespaces)
             if status != 0:
                 oom = oom_kills(cgroup) > oom_before
-                send(fout, OP_ZDIED, struct.pack("<iBB", status, orphans > 0, oom))
+                send(fout, OP_ZDIED, struct.pack("<iB", status, oom))
     except _Stop:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
