@@ -66,6 +66,7 @@ setup(
         Extension(
             "pairbench_async.sandbox._confine",
             sources=["sandbox/confine.c"],
+            depends=["sandbox/allowlist.h"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wstrict-prototypes", "-Wno-missing-field-initializers"],
         )
     ],

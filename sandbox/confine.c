@@ -383,6 +383,10 @@ static void emit_arch_check(struct filter *f)
 #endif
 }
 
+/* The zygote's allowlist and the test child's filter: the whole seccomp policy of
+ * Z and C (the worker's filter below is the floor beneath both). */
+#include "allowlist.h"
+
 /* if nr == N: if (arg0 low != value) errno, reloading nr afterwards. */
 static void emit_socket_family(struct filter *f, int nr)
 {
@@ -440,86 +444,6 @@ static int build_worker_filter(struct filter *f, int serving)
     return f->len <= MAX_FILTER ? 0 : -1;
 }
 
-
-/* What only the test child is refused (the zygote needs these): new processes,
- * memory files (RLIMIT_AS does not count them), changing file modes, signals
- * through pidfds and to single threads. */
-static const int child_denied[] = {
-    __NR_memfd_create, __NR_memfd_secret, __NR_chmod, __NR_fchmod, __NR_fchmodat,
-    PB_NR_FCHMODAT2,
-#ifdef __NR_fork
-    __NR_fork, __NR_vfork,
-#endif
-    __NR_execve, __NR_execveat, __NR_tkill, __NR_pidfd_open, __NR_pidfd_send_signal,
-};
-
-/* Signals only to itself: the first argument must be this process's pid. */
-static const int child_self_only[] = {
-    __NR_kill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
-};
-
-/* Point the jump at `at` (true branch) to the instruction index `to`. */
-static void patch(struct filter *f, unsigned short at, unsigned short to)
-{
-    if (at < MAX_FILTER)
-        f->ins[at].jt = (unsigned char)(to - at - 1);
-}
-
-/* The test child's filter, attached per test, so short (attaching costs ~1.5 us per
- * instruction): a dispatch list of jumps to shared blocks. No new processes, no
- * signals or prlimit to anyone else, none of child_denied. */
-static int build_child_filter(struct filter *f, uint32_t pid)
-{
-    size_t i;
-    unsigned short j_clone, j_prlimit, j_self[4], j_deny[sizeof child_denied / sizeof(int)];
-    f->len = 0;
-    emit_arch_check(f);
-    j_clone = f->len;
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 0));
-    j_prlimit = f->len;
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 0, 0));
-    for (i = 0; i < 4; i++) {
-        j_self[i] = f->len;
-        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_self_only[i], 0, 0));
-    }
-    for (i = 0; i < sizeof child_denied / sizeof(int); i++) {
-        j_deny[i] = f->len;
-        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)child_denied[i], 0, 0));
-    }
-    emit(f, RET_ALLOW);
-    unsigned short deny = f->len;
-    emit(f, RET_ERRNO(EPERM));
-    /* clone: threads only */
-    unsigned short clone_block = f->len;
-    emit(f, LOAD(ARG_LO(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
-    /* kill, tgkill, rt_(tg)sigqueueinfo: arg0 == this pid */
-    unsigned short self_block = f->len;
-    emit(f, LOAD(ARG_HI(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-    emit(f, LOAD(ARG_LO(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
-    /* prlimit64: arg0 == 0 (itself) or this pid */
-    unsigned short prlimit_block = f->len;
-    emit(f, LOAD(ARG_HI(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3));
-    emit(f, LOAD(ARG_LO(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, pid, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
-    patch(f, j_clone, clone_block);
-    patch(f, j_prlimit, prlimit_block);
-    for (i = 0; i < 4; i++)
-        patch(f, j_self[i], self_block);
-    for (i = 0; i < sizeof child_denied / sizeof(int); i++)
-        patch(f, j_deny[i], deny);
-    return f->len <= MAX_FILTER ? 0 : -1;
-}
 
 static int attach_filter(struct filter *f)
 {
@@ -1029,6 +953,9 @@ static PyObject *pb_confine_zygote(PyObject *self, PyObject *args)
         errno = ESRCH;
         return raise_step("parent gone");
     }
+    /* last: the allowlist of sandbox/allowlist.h, before a byte of the program is read */
+    if (attach_zygote_filter() != 0)
+        return raise_step("seccomp zygote filter");
     Py_RETURN_NONE;
 }
 
