@@ -62,7 +62,8 @@
  *   - prlimit64 only on itself (pid 0, as glibc's getrlimit/setrlimit pass):
  *     resource.prlimit(os.getpid(), ...) is refused, resource.prlimit(0, ...) works.
  *   - Not allowed although a program might use them, because nothing traced did:
- *     symlink/link (in the scratch directory), flock, F_OFD_* locks, sched_yield,
+ *     symlink/link (in the scratch directory), flock, F_OFD_* and POSIX locks (see
+ *     fcntl_cmds), sched_yield,
  *     getegid/getgroups, fallocate, recvmsg/sendmsg, eventfd, timerfd, inotify.
  *
  * Layout: the listed numbers are sorted and searched with a binary tree of JGE
@@ -270,9 +271,11 @@ static const struct pb_value fcntl_cmds[] = {
     PB_V(F_SETFD),          /* Z: fdopendir in empty_tree; C: the same in os.listdir */
     PB_V(F_GETFL),          /* Z, C: fdopendir */
     PB_V_NONE_OF(F_SETFL, 2, O_ASYNC), /* untraced: O_NONBLOCK, O_APPEND; never O_ASYNC */
-    PB_V(F_GETLK),          /* untraced: sqlite3 checks a lock */
-    PB_V(F_SETLK),          /* C: sqlite3's locks */
-    PB_V(F_SETLKW),         /* untraced: fcntl.lockf */
+    /* Not F_GETLK, F_SETLK, F_SETLKW (sqlite3 on a file, fcntl.lockf): a lock lives on
+     * the inode, and the read-only files of the minimal root (the standard library,
+     * /dev/null, /dev/urandom) are the host's own inodes, so a lock on one is seen by
+     * every other sandbox and by the host: a channel between programs. sqlite3 in
+     * memory takes no lock. */
     PB_V(F_DUPFD_CLOEXEC),  /* Z: _high_fd, empty_tree; C: os.dup */
     PB_V(F_ADD_SEALS),      /* Z: seals a test's stdin */
 };
@@ -289,6 +292,7 @@ static const struct pb_value ioctl_cmds[] = {
 static const struct pb_value prctl_opts[] = {
     PB_V_EQ(PR_SET_PDEATHSIG, 1, SIGKILL),  /* C: do_confine; never cleared */
     PB_V_EQ(PR_SET_DUMPABLE, 1, 0),         /* C: do_confine; never set back */
+    PB_V(PR_GET_DUMPABLE),                  /* untraced: a read, harmless */
     PB_V(PR_SET_NO_NEW_PRIVS),              /* C: do_confine (a one-way switch) */
     PB_V_EQ(PR_CAP_AMBIENT, 1, PR_CAP_AMBIENT_CLEAR_ALL), /* C: drop_capabilities */
 };

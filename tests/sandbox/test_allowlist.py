@@ -226,11 +226,13 @@ sc("dumpable_off", "prctl", 4, 0)
 sc("no_new_privs", "prctl", 38, 1, 0, 0, 0)
 done()
 """,
-        {**refused("EPERM", "pdeathsig_clear", "pdeathsig_term", "dumpable_on", "get_dumpable", "set_name", "subreaper", "ptracer_any",
+        {**refused("EPERM", "pdeathsig_clear", "pdeathsig_term", "dumpable_on", "set_name", "subreaper", "ptracer_any",
                    "keepcaps", "ambient_raise", "seccomp_strict", "set_mm", "thp_disable"),
          # the filter reads the low 32 bits (SIGKILL); the kernel reads all 64 and refuses
          "pdeathsig_high_bits": "EINVAL",
-         "pdeathsig_kill": "ok", "dumpable_off": "ok", "no_new_privs": "ok"},
+         "pdeathsig_kill": "ok", "dumpable_off": "ok", "no_new_privs": "ok",
+         # a read, allowed so that a child can see it stays non-dumpable
+         "get_dumpable": "ok"},
         "the short list is what do_confine does; PDEATHSIG can be set again, never cleared",
     ),
     Hostile(
