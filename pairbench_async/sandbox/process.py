@@ -38,6 +38,13 @@ _HEADER = struct.Struct("<BI")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
+def _worker_source() -> str:
+    """worker.py's text: the worker runs it with ``-c``, so that no code object, frame or
+    ``sys.argv`` of the interpreter a program inherits names the package's directory."""
+    with open(_WORKER, encoding="utf-8") as f:
+        return f.read()
+
+
 class _WorkerDied(Exception):
     """The worker process (or its zygote) ended while serving a chunk."""
 
@@ -295,7 +302,8 @@ async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, bas
         "cgroup": cgroup.spec() if cgroup is not None else None,
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-S", "-s", "-P", "-B", "-X", "utf8", _WORKER, json.dumps(cfg),
+        sys.executable, "-S", "-s", "-P", "-B", "-X", "utf8", "-c", _worker_source(),
+        json.dumps(cfg),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

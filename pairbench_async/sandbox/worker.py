@@ -1,6 +1,7 @@
 """Sandbox worker: a tiny, single-threaded process that runs untrusted programs.
 
-Started by :mod:`pairbench_async.sandbox.pool` as ``python -S -s -P -B worker.py CONFIG``
+Started by :mod:`pairbench_async.sandbox.process` as ``python -S -s -P -B -X utf8 -c
+<this file's text> CONFIG`` (so no code object names the package's path)
 with a scrubbed environment, it never imports the package (only the stdlib and
 the native ``_confine`` module, loaded by path), never imports ``threading``
 and keeps its memory small: forking costs ~50 us per MB of the forking
@@ -178,13 +179,21 @@ class AllowedPackages:
 
 
 def load_confine(path):
+    """The native module, loaded through a descriptor: the interpreter's records of it
+    (its spec, the extension cache, the dynamic loader's list) name /proc/self/fd/N,
+    never the package's path, which a program could otherwise find in memory."""
     import importlib.machinery
     import importlib.util
 
-    loader = importlib.machinery.ExtensionFileLoader("_confine", path)
-    spec = importlib.util.spec_from_file_location("_confine", path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        alias = f"/proc/self/fd/{fd}"
+        loader = importlib.machinery.ExtensionFileLoader("_confine", alias)
+        spec = importlib.util.spec_from_file_location("_confine", alias, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    finally:
+        os.close(fd)
     return module
 
 
@@ -896,6 +905,10 @@ def stand_by(init, parent_fd):
 
 def main():
     cfg = Config(json.loads(sys.argv[1]))
+    # What the interpreter a program inherits says of the host: no configuration (the
+    # pool's pid, host paths) in sys.argv; the code runs as "<string>" (started with -c)
+    sys.argv[:] = ["-c"]
+    sys.orig_argv[:] = [sys.orig_argv[0]] if sys.orig_argv else []
     sys.set_int_max_str_digits(0)
     sys.path.extend(cfg.extra_paths)
     sys.meta_path.insert(0, AllowedPackages(cfg.allowed_packages))
@@ -915,6 +928,7 @@ def main():
     signal.signal(signal.SIGTERM, _on_sigterm)
 
     confine = load_confine(cfg.confine_path)
+    cfg.confine_path = ""
     confine.set_pdeathsig(signal.SIGKILL)
     if os.getppid() != cfg.pool_pid:
         os._exit(0)
@@ -923,6 +937,7 @@ def main():
     report.update(confine.probe())
     try:
         cgroup = open_cgroup(cfg.cgroup if cfg.full else None)
+        cfg.cgroup = None  # opened: its paths (the pool's pid in them) are not kept
         report["cgroup"] = cgroup is not None
         namespaces = enter_namespaces(cfg, confine, report)
         # again after entering namespaces: a credential change (a user namespace)

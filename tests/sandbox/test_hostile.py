@@ -27,7 +27,6 @@ import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
 from pairbench_async.sandbox import host as host_module
-from pairbench_async.sandbox import process as process_module
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 HERE = Path(__file__).parent
@@ -189,13 +188,12 @@ def _sandbox_processes() -> list[psutil.Process]:
     processes on the machine (another test run, a developer's sweep) are not ours. A
     process with a sandbox uid (as root) whose command line names no pool at all (a
     child that rewrote its argv) counts as ours."""
-    worker = process_module._WORKER
     mine = f"{host_module._SCRATCH_PREFIX}{os.getpid()}-"
     out = []
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
             uids, cmdline = p.info["uids"], p.info["cmdline"] or []
-            if worker in cmdline or any(host_module._SCRATCH_PREFIX in arg for arg in cmdline):
+            if any(host_module._SCRATCH_PREFIX in arg for arg in cmdline):
                 if any(mine in arg for arg in cmdline):  # a pool's process: ours?
                     out.append(p)
             elif uids and uids.real >= host_module.UID_FLOOR:

@@ -37,7 +37,6 @@ import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox import host as host_module
-from pairbench_async.sandbox import process as process_module
 from pairbench_async.sandbox.host import UID_FLOOR
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
@@ -543,7 +542,6 @@ def _mine(pool_pids: set[int], since: float = 0.0, extra: set[int] = frozenset()
     names the pool's pid; zygotes and children are forks and carry it too), or one of
     ``extra`` (descendants seen earlier). ``since`` leaves out older processes (psutil's
     create_time is only good to a second)."""
-    worker = process_module._WORKER
     owners = {f'"pool_pid": {pid}' for pid in pool_pids}
     out = []
     for p in psutil.process_iter(["uids", "cmdline", "status", "create_time", "ppid"]):
@@ -552,7 +550,7 @@ def _mine(pool_pids: set[int], since: float = 0.0, extra: set[int] = frozenset()
             if p.info["create_time"] < since - 2 and p.pid not in extra:
                 continue
             ours = (uids is not None and UID_BASE <= uids.real < UID_BASE + 64) or p.pid in extra
-            ours = ours or (worker in cmdline and any(o in arg for arg in cmdline for o in owners))
+            ours = ours or any(o in arg for arg in cmdline for o in owners)
             if ours:
                 out.append(
                     f"pid {p.pid} ppid {p.info['ppid']} uid {uids.real if uids else '?'} "
@@ -810,7 +808,8 @@ def test_preimport_marker_package(
 
 class _PeakRSS:
     """Peak resident size of this process's sandbox descendants (the worker, its
-    zygote and test children: every one runs ``worker.py``), sampled every 20 ms.
+    zygote and test children: every one carries the worker's configuration, with its
+    ``"pool_pid"``, in its command line), sampled every 20 ms.
 
     A child between fork and exec is a copy of this test process (hundreds of MB
     late in a full pytest session) and is not a sandbox process: it is left out.
@@ -827,7 +826,7 @@ class _PeakRSS:
         while not self._stop.is_set():
             for p in me.children(recursive=True):
                 with contextlib.suppress(psutil.Error):
-                    if not any(arg.endswith("worker.py") for arg in p.cmdline()):
+                    if not any('"pool_pid": ' in arg for arg in p.cmdline()):
                         continue
                     rss = p.memory_info().rss
                     if rss > self.peak:
