@@ -97,7 +97,7 @@ def _symptom(category: str, verb: str, a: int = 0, b: int = 0) -> _Symptom:
     if category.startswith("runtime:"):
         name = category.split(":", 1)[1]
         return _Symptom(
-            "stops with a runtime error" if name == "unknown" else f"stops with {name}",
+            describe_failure(category),  # the closed vocabulary's words, never the name as given
             "before it finishes its answer",
             _RUNTIME_STATE.get(name, "reaches a state it does not account for on these inputs"),
         )

@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..core.errors import ConfigError
+from ..core.failures import runtime_phrase
 from ..core.types import Instance, Test, TestResult
 from .scenarios import Scenario, failure_type
 from .shapes import BINARY_TOKENS, Shape, output_shape
@@ -137,10 +138,13 @@ _FAILURES: Final = {
 
 
 def describe_failure(failure: str) -> str:
-    """A failure type in words, e.g. ``runtime:ZeroDivisionError`` → stops with it."""
+    """A failure type in words, e.g. ``runtime:ZeroDivisionError`` → stops with it.
+
+    Worded from the closed vocabulary only (:func:`..core.failures.runtime_phrase`): a
+    runtime word outside it (an old record's key) is "a runtime error", never repeated.
+    """
     if failure.startswith("runtime:"):
-        name = failure.split(":", 1)[1]
-        return "stops with a runtime error" if name == "unknown" else f"stops with {name}"
+        return f"stops with {runtime_phrase(failure.split(':', 1)[1])}"
     return _FAILURES.get(failure, "fails")
 
 
