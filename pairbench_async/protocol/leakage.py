@@ -14,8 +14,11 @@ is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
 
 When the budget is exhausted, ``on_exhausted="fallback"`` (the default) gives the
 level's fixed generic hint (``hints.HintLevel.fallback``, filled only from the
-failure type), flagged ``fallback=True``; ``"omit"`` gives no hint at all. Either way
-the candidate never sees a rejected text, and every attempt is kept in the outcome.
+failure type's words in the closed vocabulary of :mod:`..core.failures`), flagged
+``fallback=True``, and validated like any hint: if it were rejected, the same hint with
+the generic symptom "fails", and if that were too, none. ``"omit"`` gives no hint at
+all. Either way the candidate never sees a rejected text, and every attempt is kept in
+the outcome.
 """
 
 from __future__ import annotations
@@ -248,8 +251,19 @@ def review(
         return history, HintOutcome(text=text, level=level, attempts=history)
     if len(history) < policy.budget:
         return history, None
-    final = fallback_hint(level, failure) if policy.on_exhausted == "fallback" else ""
+    final = (_fallback(level, failure, evidence, candidate_code, hidden, policy)
+             if policy.on_exhausted == "fallback" else "")
     return history, HintOutcome(text=final, level=level, attempts=history, fallback=True)
+
+
+def _fallback(level: int, failure: str, evidence: Evidence, candidate_code: str, hidden: HiddenData,
+              policy: ValidationPolicy) -> str:
+    """The level's fixed hint, validated like any other: worded from the failure type's
+    vocabulary words, else from the generic symptom, else none (the empty text)."""
+    for text in (fallback_hint(level, failure), fallback_hint(level, "")):
+        if not validate_hint(text, level, evidence, candidate_code, hidden, policy):
+            return text
+    return ""
 
 
 def retry_messages(messages: list[Message], attempt: HintAttempt) -> list[Message]:

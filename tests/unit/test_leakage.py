@@ -299,6 +299,29 @@ def test_exhausted_budget_can_omit_the_hint() -> None:
     assert outcome.attempts == attempts and len(attempts) == 1
 
 
+@pytest.mark.parametrize(
+    ("hidden_input", "failure", "given"),
+    [
+        # nothing hidden in the fixed words: the level's hint, worded from the failure type
+        ("5\n1 2 3 4 5\n", "wrong_value", "On some hidden tests the program produces a wrong value."),
+        # a failure word outside the vocabulary (an old record's key) is never repeated
+        ("5\n1 2 3 4 5\n", "runtime:_CANARY_7731_4242", "On some hidden tests the program stops with a "
+         "runtime error."),
+        # the specific wording quotes hidden data: the generic symptom instead
+        ("it produces a wrong value\n", "wrong_value", "On some hidden tests the program fails."),
+        # both would: no hint at all, rather than an unvalidated one
+        ("On some hidden tests the program fails\n", "wrong_value", ""),
+    ],
+)
+def test_the_fallback_hint_is_validated_like_any_other(hidden_input: str, failure: str, given: str) -> None:
+    hidden = HiddenData(inputs=(hidden_input,), outputs=("15\n",), reference=REFERENCE)
+    _, outcome = review((), LEAKY, level=1, evidence=EVIDENCE, candidate_code=CANDIDATE, hidden=hidden,
+                        failure=failure, policy=ValidationPolicy(budget=1))
+    assert outcome is not None and outcome.fallback and outcome.text == given
+    if given:
+        assert validate_hint(given, 1, EVIDENCE, CANDIDATE, hidden) == []
+
+
 def test_review_asks_for_another_attempt_within_budget() -> None:
     attempts, outcome = review(
         (), LEAKY, level=1, evidence=EVIDENCE, candidate_code=CANDIDATE, hidden=HIDDEN, failure="x"
