@@ -133,9 +133,10 @@ _RUNTIME_STATE: Final = {
 }
 
 _COUNTS: Final = (
-    ("lines", re.compile(r"prints (\d+) output lines? where (\d+)")),
-    ("tokens", re.compile(r"line has (\d+) values? where (\d+)")),
-    ("list", re.compile(r"returns a list of (\d+) items? where (\d+)")),
+    # "more than N": a count past the bound the evidence shows exactly (always above it)
+    ("lines", re.compile(r"prints (?:more than )?(\d+) output lines? where (\d+)")),
+    ("tokens", re.compile(r"line has (?:more than )?(\d+) values? where (\d+)")),
+    ("list", re.compile(r"returns a list of (?:more than )?(\d+) items? where (\d+)")),
 )
 
 
