@@ -15,7 +15,12 @@ from pairbench_async.core.failures import PROGRAM_DEFINED
 from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
 from pairbench_async.sandbox.jobs import _Job
 from pairbench_async.sandbox.pool import SandboxPool
-from pairbench_async.sandbox.results import _FLAG_CONFINED, _RESULT, _compile_failure, _decode_result
+from pairbench_async.sandbox.results import (
+    _FLAG_CONFINED,
+    _RESULT,
+    _compile_failure,
+    _decode_result,
+)
 
 CANARY = "CANARY_7731"
 TEST = Test(id="t", input=f"{CANARY} 4242\n", output="0\n")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pairbench_async.protocol.echoes import REDACTED, encodings, redact_echoes, spaced_encodings, squash
+from pairbench_async.protocol.echoes import (
+    REDACTED,
+    encodings,
+    redact_echoes,
+    spaced_encodings,
+    squash,
+)
 
 SECRET = "CANARY_7731 4242 1717\n"
 
