@@ -6,8 +6,9 @@ with its digits as letters (``a`` = 0 … ``j`` = 9) or as words (``seven seven 
 one``). A model that quotes such output re-encodes nothing more. Two rules read hidden
 data through the same normalisation and encodings, defined here once:
 
-* the leakage validator's quote rule (:mod:`.leakage_quotes`) compares a hint with every
-  :func:`encodings` of the hidden inputs and outputs, not only the verbatim text;
+* the leakage validator's quote rule (:mod:`.leakage_quotes`) reads a hint reversed and
+  the digits it spells (:func:`spelled_digits`) against the hidden inputs and outputs, not
+  only the verbatim text;
 * :func:`redact_echoes` cuts from a program's output every echo of a hidden input a
   feedback model may not see (PAIR-BENCH's L1 hides the failing inputs but shows the
   candidate's output, :func:`.hints.mask_evidence`).
@@ -32,7 +33,7 @@ __all__ = [
     "SCAN_CHARS",
     "encodings",
     "redact_echoes",
-    "spaced_encodings",
+    "spelled_digits",
     "squash",
 ]
 
@@ -45,6 +46,7 @@ _TOKEN: Final = re.compile(r"[^\W_]+")
 _ASCII_DIGIT: Final = re.compile(r"[0-9]")
 _DIGIT_LETTERS: Final = str.maketrans("0123456789", "abcdefghij")
 _DIGIT_WORDS: Final = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_DIGIT_NAMES: Final = str.maketrans({str(digit): name for digit, name in enumerate(_DIGIT_WORDS)})
 
 #: Characters of a hidden text a rule reads (the quote rule's scan; a feedback model is
 #: shown at most the first 1,500 of any input).
@@ -64,25 +66,42 @@ def squash(text: str) -> str:
     return SEPARATORS.sub("", INVISIBLE.sub("", text).casefold())
 
 
-def _spell(text: str, sep: str) -> str:
-    return _ASCII_DIGIT.sub(lambda m: f"{sep}{_DIGIT_WORDS[int(m.group())]}{sep}", text)
-
-
 def encodings(squashed: str) -> tuple[str, ...]:
     """The re-encodings of a :func:`squash`-ed text a rule recognises, verbatim excluded:
     reversed, digits as letters (a=0..j=9) and reversed, digits as words and reversed."""
+    backwards = squashed[::-1]
+    if _ASCII_DIGIT.search(squashed) is None:  # the digit encodings change nothing
+        return (backwards,) if backwards != squashed else ()
     letters = squashed.translate(_DIGIT_LETTERS)
-    found = (squashed[::-1], letters, letters[::-1], _spell(squashed, ""), _spell(squashed[::-1], ""))
+    found = (backwards, letters, letters[::-1], squashed.translate(_DIGIT_NAMES),
+             backwards.translate(_DIGIT_NAMES))
     return tuple(dict.fromkeys(v for v in found if v != squashed))
 
 
-def spaced_encodings(spaced: str) -> tuple[str, ...]:
-    """:func:`encodings` of a single-spaced casefolded text, keeping its word spacing (the
-    quote rule's whole-line check): reversed, digits as letters, digits as words."""
-    letters = spaced.translate(_DIGIT_LETTERS)
-    found = (spaced[::-1], letters, letters[::-1], " ".join(_spell(spaced, " ").split()),
-             " ".join(_spell(spaced[::-1], " ").split()))
-    return tuple(dict.fromkeys(v for v in found if v != spaced))
+_LETTER_DIGITS: Final = str.maketrans("abcdefghij", "0123456789")
+#: a maximal run of words made only of the letters a..j ("hhdb ecec", "hhdb_ecec")
+_LETTER_RUN: Final = re.compile(r"(?<![^\W_])[a-j]+(?:[\W_]+[a-j]+)*(?![^\W_])")
+_NAMES: Final = "|".join(_DIGIT_WORDS)
+#: a maximal run of digit words, with or without separators ("seven seven", "seven-seven")
+_WORD_RUN: Final = re.compile(rf"(?<![^\W_])(?:{_NAMES})(?:[\W_]*(?:{_NAMES}))*(?![^\W_])")
+_NAME: Final = re.compile(_NAMES)
+
+
+def spelled_digits(text: str, *, letters: int, words: int) -> list[str]:
+    """The digit strings ``text`` may spell: each maximal run of words made only of the
+    letters a..j, of ``letters`` letters or more, read a=0..j=9 ("hhdb ecec bhbh" is
+    773142421717), and each maximal run of ``words`` digit words or more."""
+    folded = INVISIBLE.sub("", text).casefold()
+    found = []
+    for run in _LETTER_RUN.finditer(folded):
+        squashed = SEPARATORS.sub("", run.group())
+        if len(squashed) >= letters:
+            found.append(squashed.translate(_LETTER_DIGITS))
+    for run in _WORD_RUN.finditer(folded):
+        names = _NAME.findall(run.group())
+        if len(names) >= words:
+            found.append("".join(str(_DIGIT_WORDS.index(name)) for name in names))
+    return found
 
 
 def _view(text: str) -> tuple[str, list[int]]:
@@ -98,18 +117,25 @@ def _view(text: str) -> tuple[str, list[int]]:
     return "".join(chars), origin
 
 
-def _secrets(secret: str, public: str) -> tuple[set[str], set[str]]:
+def _secrets(secret: str, public: frozenset[str]) -> tuple[set[str], list[str]]:
     """The token patterns (every encoding of every hidden token of at least
-    :data:`MIN_ECHO_TOKEN` characters that ``public`` does not hold) and the run texts
-    (the hidden text's squashed form and its encodings)."""
-    head = secret[:SCAN_CHARS]
+    :data:`MIN_ECHO_TOKEN` characters that is not a ``public`` token) and the run texts:
+    each stretch of shorter tokens, squashed, and its encodings (a run through long tokens
+    is cut by the token patterns already)."""
     tokens: set[str] = set()
-    for token in set(_TOKEN.findall(head.casefold())):
-        if len(token) >= MIN_ECHO_TOKEN and squash(token) not in public:
+    runs: list[str] = []
+    stretch: list[str] = []
+    for token in (*_TOKEN.findall(secret[:SCAN_CHARS].casefold()), ""):
+        if token and len(token) < MIN_ECHO_TOKEN:
+            stretch.append(token)
+            continue
+        if len("".join(stretch)) >= MIN_ECHO_RUN:
+            runs.append("".join(stretch))
+        stretch = []
+        if token and token not in public and token not in tokens:
             tokens.add(token)
             tokens.update(v for v in encodings(token) if len(v) >= MIN_ECHO_TOKEN)
-    whole = squash(head)
-    return tokens, {whole, *encodings(whole)}
+    return tokens, [v for run in runs for v in (run, *encodings(run))]
 
 
 def redact_echoes(text: str, secrets: Iterable[str], public: Iterable[str] = ()) -> str:
@@ -117,26 +143,31 @@ def redact_echoes(text: str, secrets: Iterable[str], public: Iterable[str] = ())
     on) replaced by :data:`REDACTED`.
 
     An echo is a token of a secret (:data:`MIN_ECHO_TOKEN` characters or more), or a run of
-    :data:`MIN_ECHO_RUN` characters of its normalised text, in any of its
-    :func:`encodings`, found in the normalised ``text`` (so across case and separators).
-    What ``public`` holds (what the reader sees anyway: the problem, the expected output,
-    the candidate's code) is never cut. Cut spans separated only by separators are one.
+    :data:`MIN_ECHO_RUN` characters of its normalised shorter tokens ("1 2 3 4 5 6 7 8 9 1 2
+    3"), in any of its :func:`encodings`, found in the normalised ``text`` (so across case
+    and separators). A token ``public`` holds (what the reader sees anyway: the problem, the
+    expected output, the candidate's code) is never cut. Cut spans separated only by
+    separators are one.
     """
     view, origin = _view(text)
     if not view:
         return text
+    public = tuple(public)
     shown = "\x00".join(squash(p) for p in public)
+    shown_tokens = frozenset(_TOKEN.findall("\x00".join(public).casefold()))
     marked = [False] * len(view)
     gram = MIN_ECHO_TOKEN
     starts: dict[str, list[int]] = {}
     for i in range(len(view) - gram + 1):
         starts.setdefault(view[i : i + gram], []).append(i)
     for secret in secrets:
-        tokens, runs = _secrets(secret, shown)
+        tokens, runs = _secrets(secret, shown_tokens)
         for token in tokens:
             for i in starts.get(token[:gram], ()):
                 if view.startswith(token, i):
                     marked[i : i + len(token)] = [True] * len(token)
+        if not runs:
+            continue
         hidden = "\x00".join(runs)
         grams = {hidden[i : i + gram] for i in range(len(hidden) - gram + 1)}
         k = MIN_ECHO_RUN

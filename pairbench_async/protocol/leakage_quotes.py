@@ -14,11 +14,14 @@ what makes validation cost time in the hint's length rather than the test suite'
   the problem statement or the candidate's code is public and never counts. Only the
   first 8 KiB of each hidden input and output are scanned: the feedback model is shown
   at most the first 1,500 characters of any of them.
-* The same, re-encoded: hidden inputs and outputs are also compared in every encoding of
-  :func:`.echoes.encodings` (reversed, digits as letters a=0..j=9, digits as words, and
-  those reversed), the encodings a program's output can give an echo of its input
-  ("CANARY_hhdb" for "CANARY_7731"). Runs and whole lines are measured on the original
-  (a spelled-out "one two" is not longer than "1 2").
+* The same, re-encoded, the encodings a program's output can give an echo of its input
+  (:mod:`.echoes`): a run of ``min_quote_chars`` of the hint *reversed* shared with a hidden
+  input or output; the digits a hint spells (a run of ``min_quote_chars`` letters a..j read
+  as a=0..j=9, or of four or more digit words, ``seven seven three one``), forwards or
+  backwards, found in a hidden input's or output's normalised text; a token of
+  ``min_token_chars`` that is a hidden token reversed or with its digits as letters
+  ("CANARY_hhdb" for "CANARY_7731"). The hint is decoded, not the hidden data encoded, so
+  the index stays the verbatim one.
 * The program's output on a hidden test is hidden data as well (it is a function of the
   test's input): the candidate outputs the feedback model was shown (the evidence's) are a
   source of their own for runs of ``min_quote_chars`` (verbatim and re-encoded), which
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from .echoes import INVISIBLE, REDACTED, SCAN_CHARS, encodings, spaced_encodings, squash
+from .echoes import INVISIBLE, REDACTED, SCAN_CHARS, spelled_digits, squash
 from .leakage_patterns import _WORD
 
 if TYPE_CHECKING:
@@ -51,6 +54,8 @@ _INVISIBLE: Final = INVISIBLE
 _DIGIT_GROUPS: Final = re.compile(r"(?<=\d)[,_'\u2009\u202f ](?=\d{3}(?!\d))")
 #: one character per character, so that a token keeps its length: reversed, digits as letters
 _LETTERS: Final = str.maketrans("0123456789", "abcdefghij")
+#: A run of this many digit words ("seven seven three one") is read as the digits it spells.
+_MIN_DIGIT_WORDS: Final = 4
 
 _squash = squash
 
@@ -107,28 +112,21 @@ class _QuoteSource(msgspec.Struct, frozen=True):
     squashed: str
     #: every ``_GRAM``-gram of ``squashed``
     grams: frozenset[str]
-    #: (whitespace-normalised item, its length without whitespace) of each whole item,
-    #: then each item's encodings (with the original's length)
+    #: (whitespace-normalised item, its length without whitespace) of each whole item
     items: tuple[tuple[str, int], ...]
-    #: every encoding of every text, joined by NUL ("" for the reference: code is not re-encoded)
-    encoded: str = ""
-    #: every ``_GRAM``-gram of ``encoded``
-    encoded_grams: frozenset[str] = frozenset()
+    #: test data, read re-encoded too (not the reference: code is not what a program echoes)
+    encoded: bool = False
 
     @classmethod
     def build(cls, what: str, texts: tuple[str, ...], items: list[str] | tuple[str, ...],
-              encode: bool) -> _QuoteSource:
+              encoded: bool) -> _QuoteSource:
         prepared = []
         for item in items:
             if len(item) < _SCAN_CHARS:
                 spaced = _spaced(item)
-                size = len(_squash(spaced))
-                prepared.append((spaced, size))
-                if encode:
-                    prepared.extend((variant, size) for variant in spaced_encodings(spaced))
+                prepared.append((spaced, len(_squash(spaced))))
         squashed = "\x00".join(_squash(t) for t in texts)
-        encoded = "\x00".join(v for t in texts for v in encodings(_squash(t))) if encode else ""
-        return cls(what, squashed, _grams(squashed), tuple(prepared), encoded, _grams(encoded))
+        return cls(what, squashed, _grams(squashed), tuple(prepared), encoded)
 
 
 class _QuoteIndex(msgspec.Struct, frozen=True):
@@ -147,10 +145,10 @@ class _QuoteIndex(msgspec.Struct, frozen=True):
         sources = []
         for what, texts in (("a hidden test input", inputs), ("a hidden expected output", outputs)):
             lines = [line for text in texts for line in text.splitlines()]
-            sources.append(_QuoteSource.build(what, texts, (*texts, *lines), encode=True))
+            sources.append(_QuoteSource.build(what, texts, (*texts, *lines), encoded=True))
         reference = hidden.reference
         sources.append(_QuoteSource.build("the reference solution", (reference,), reference.splitlines(),
-                                          encode=False))
+                                          encoded=False))
         return cls(tuple(sources), _tokens((*inputs, *outputs)))
 
 
@@ -160,12 +158,13 @@ def _tokens(texts: tuple[str, ...]) -> frozenset[str]:
 
 
 def _program_index(outputs: tuple[str, ...]) -> _QuoteIndex:
-    """The quote rule's view of the candidate outputs a feedback model was shown: runs
-    only (verbatim and re-encoded). A short token or line of a program's output is as
-    often the runtime's own words ("solution", "object") as the input's, and an echo of
-    the input is caught as the input itself; a cut echo's mark is not the program's."""
+    """The quote rule's view of the candidate outputs a feedback model was shown: verbatim
+    runs only (the output is already in the program's own encoding). A short token or line
+    of a program's output is as often the runtime's own words ("solution", "object") as the
+    input's, and an echo of the input is caught as the input itself; a cut echo's mark is
+    not the program's."""
     texts = tuple(text[:_SCAN_CHARS].replace(REDACTED, "\x00") for text in outputs)
-    source = _QuoteSource.build("the program's output on a hidden test", texts, (), encode=True)
+    source = _QuoteSource.build("the program's output on a hidden test", texts, (), encoded=False)
     return _QuoteIndex((source,), frozenset())
 
 
@@ -179,6 +178,8 @@ def _quote_reasons(
     squashed_public = _squash(public)
     spaced_public = _spaced(public)
     squashed_hint = _squash(hint)
+    reversed_hint = squashed_hint[::-1]
+    spelled = spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
     spaced_hint = _spaced(hint)
     hint_tokens = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
     public_tokens: set[str] | None = None
@@ -191,10 +192,12 @@ def _quote_reasons(
             if _shares_run(squashed_hint, source.squashed, source.grams, squashed_public, k):
                 reasons.append(f"quote: repeats {k}+ characters of {source.what} verbatim")
                 continue
-            if source.encoded and _shares_run(squashed_hint, source.encoded, source.encoded_grams,
-                                              squashed_public, k):
-                reasons.append(f"quote: repeats {k}+ characters of {source.what}, re-encoded "
-                               "(reversed, or its digits as letters or words)")
+            if source.encoded and (
+                _shares_run(reversed_hint, source.squashed, source.grams, squashed_public, k)
+                or any(d in source.squashed or d[::-1] in source.squashed for d in spelled)
+            ):
+                reasons.append(f"quote: repeats {source.what}, re-encoded (reversed, or its digits "
+                               "as letters or words)")
                 continue
             for spaced, size in source.items:
                 if (

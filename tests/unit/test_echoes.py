@@ -8,7 +8,7 @@ from pairbench_async.protocol.echoes import (
     REDACTED,
     encodings,
     redact_echoes,
-    spaced_encodings,
+    spelled_digits,
     squash,
 )
 
@@ -28,7 +28,16 @@ def test_encodings_of_a_text() -> None:
         "onethreesevensevenyranac",  # reversed, then spelled
     }
     assert encodings("abba") == ()  # a palindrome without digits has no other form
-    assert "seven seven three one" in spaced_encodings("7731")
+
+
+
+def test_the_digits_a_text_spells() -> None:
+    assert spelled_digits("It printed HHDB ecec_bhbh, then stopped.", letters=12, words=4) == ["773142421717"]
+    assert spelled_digits("seven seven three one", letters=12, words=4) == ["7731"]
+    assert spelled_digits("SEVEN-seventhree one", letters=12, words=4) == ["7731"]
+    # prose: short runs of a..j words, number words apart, number words inside other words
+    assert spelled_digits("It is a bad idea: one of the two, someone, none, eighteen.", letters=12,
+                          words=4) == []
 
 
 @pytest.mark.parametrize(
