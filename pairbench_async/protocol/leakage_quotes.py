@@ -24,8 +24,9 @@ what makes validation cost time in the hint's length rather than the test suite'
   the index stays the verbatim one.
 * The program's output on a hidden test is hidden data as well (it is a function of the
   test's input): the candidate outputs the feedback model was shown (the evidence's) are a
-  source of their own for runs of ``min_quote_chars`` (verbatim and re-encoded), which
-  also catches an echo in an encoding no rule reads (a base64 blob quoted whole).
+  source of their own for verbatim runs of ``min_quote_chars`` (the output is already in
+  the program's own encoding), which also catches an echo in an encoding no rule reads (a
+  base64 blob quoted whole).
 
 A ``quote`` reason names the source but never repeats the quoted text. Pure: no I/O.
 """
@@ -179,7 +180,8 @@ def _quote_reasons(
     spaced_public = _spaced(public)
     squashed_hint = _squash(hint)
     reversed_hint = squashed_hint[::-1]
-    spelled = spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
+    spelled = [d for d in spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
+               if d not in squashed_public and d[::-1] not in squashed_public]
     spaced_hint = _spaced(hint)
     hint_tokens = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
     public_tokens: set[str] | None = None
