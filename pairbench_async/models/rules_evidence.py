@@ -97,7 +97,7 @@ def _symptom(category: str, verb: str, a: int = 0, b: int = 0) -> _Symptom:
     if category.startswith("runtime:"):
         name = category.split(":", 1)[1]
         return _Symptom(
-            "stops with a runtime error" if name == "unknown" else f"stops with {name}",
+            describe_failure(category),  # the closed vocabulary's words, never the name as given
             "before it finishes its answer",
             _RUNTIME_STATE.get(name, "reaches a state it does not account for on these inputs"),
         )
@@ -133,9 +133,10 @@ _RUNTIME_STATE: Final = {
 }
 
 _COUNTS: Final = (
-    ("lines", re.compile(r"prints (\d+) output lines? where (\d+)")),
-    ("tokens", re.compile(r"line has (\d+) values? where (\d+)")),
-    ("list", re.compile(r"returns a list of (\d+) items? where (\d+)")),
+    # "more than N": a count past the bound the evidence shows exactly (always above it)
+    ("lines", re.compile(r"prints (?:more than )?(\d+) output lines? where (\d+)")),
+    ("tokens", re.compile(r"line has (?:more than )?(\d+) values? where (\d+)")),
+    ("list", re.compile(r"returns a list of (?:more than )?(\d+) items? where (\d+)")),
 )
 
 

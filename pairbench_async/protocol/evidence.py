@@ -7,7 +7,16 @@ the problem, the candidate's code and the reference. It is the part of a hint th
 hidden data, kept apart from the level masks that decide how much of it a level sees
 (:mod:`.hints`) and from the prompt that shows it (:mod:`.feedback_prompt`). Evidence is
 built from hidden data, so it is shown only to the *feedback* model, never to the
-candidate. Pure module: no I/O, no randomness.
+candidate.
+
+What the program wrote is hidden data too (its output on a hidden test is a function of
+that test's input), and the program chose it: the only program-derived text here is the
+candidate output (stdout, or a call's returned value as JSON), bounded to
+:data:`PROGRAM_TEXT_CHARS`; the failure type is a word of the closed vocabulary
+(:mod:`..core.failures`); and a count the program chose (its output lines, the values on
+a line, a returned list's items) is shown exactly only up to twice the expected count
+plus two. Stderr, exception messages and tracebacks are never evidence. Pure module: no
+I/O, no randomness.
 """
 
 from __future__ import annotations
@@ -19,15 +28,18 @@ from typing import Any, Final, Literal
 import msgspec
 
 from ..core.errors import ConfigError
+from ..core.failures import runtime_phrase
 from ..core.types import Instance, Test, TestResult
 from .scenarios import Scenario, failure_type
 from .shapes import BINARY_TOKENS, Shape, output_shape
 
 __all__ = [
     "EVIDENCE_FIELDS",
+    "PROGRAM_TEXT_CHARS",
     "Evidence",
     "EvidenceField",
     "FailureEvidence",
+    "bound_program_text",
     "build_evidence",
     "describe_failure",
     "describe_scenario",
@@ -77,6 +89,28 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     tests: tuple[FailureEvidence, ...] = ()
     candidate_code: str | None = None
     reference_code: str | None = None
+
+
+#: Characters of a program's output kept as evidence (what a feedback model is shown).
+PROGRAM_TEXT_CHARS: Final = 1500
+#: The mark of a cut program output: without a number, since the length is the program's choice.
+_CUT: Final = "\n... (the rest of the program's output is not shown)"
+
+
+def bound_program_text(text: str) -> str:
+    """A program's output cut to :data:`PROGRAM_TEXT_CHARS` characters (idempotent)."""
+    if len(text) <= PROGRAM_TEXT_CHARS or (
+        len(text) == PROGRAM_TEXT_CHARS + len(_CUT) and text.endswith(_CUT)
+    ):
+        return text
+    return text[:PROGRAM_TEXT_CHARS] + _CUT
+
+
+def _count(chosen: int, expected: int) -> str:
+    """A count the program chose, exact up to twice the expected count plus two: beyond
+    that, the length of its output could spell a hidden number in the prompt."""
+    bound = 2 * expected + 2
+    return str(chosen) if chosen <= bound else f"more than {bound}"
 
 
 def render_value(value: Any) -> str:
@@ -137,10 +171,13 @@ _FAILURES: Final = {
 
 
 def describe_failure(failure: str) -> str:
-    """A failure type in words, e.g. ``runtime:ZeroDivisionError`` → stops with it."""
+    """A failure type in words, e.g. ``runtime:ZeroDivisionError`` → stops with it.
+
+    Worded from the closed vocabulary only (:func:`..core.failures.runtime_phrase`): a
+    runtime word outside it (an old record's key) is "a runtime error", never repeated.
+    """
     if failure.startswith("runtime:"):
-        name = failure.split(":", 1)[1]
-        return "stops with a runtime error" if name == "unknown" else f"stops with {name}"
+        return f"stops with {runtime_phrase(failure.split(':', 1)[1])}"
     return _FAILURES.get(failure, "fails")
 
 
@@ -177,13 +214,14 @@ def summarize_mismatch(test: Test, result: TestResult) -> str:
     actual = [line.split() for line in result.stdout.rstrip().splitlines()]
     if failure == "wrong_lines" or (failure == "wrong_value" and len(actual) != len(expected)):
         return (
-            f"the program prints {len(actual)} output line{'s' if len(actual) != 1 else ''} "
+            f"the program prints {_count(len(actual), len(expected))} output "
+            f"line{'s' if len(actual) != 1 else ''} "
             f"where {len(expected)} {'are' if len(expected) != 1 else 'is'} expected"
         )
     for row, (got, want) in enumerate(zip(actual, expected, strict=False), start=1):
         if len(got) != len(want):
             return (
-                f"the {_ordinal(row)} output line has {len(got)} value"
+                f"the {_ordinal(row)} output line has {_count(len(got), len(want))} value"
                 f"{'s' if len(got) != 1 else ''} where {len(want)} "
                 f"{'are' if len(want) != 1 else 'is'} expected"
             )
@@ -205,7 +243,7 @@ def _summarize_value(actual: Any, expected: Any) -> str:
     if isinstance(expected, list) and isinstance(actual, list):
         if len(actual) != len(expected):
             return (
-                f"the function returns a list of {len(actual)} item"
+                f"the function returns a list of {_count(len(actual), len(expected))} item"
                 f"{'s' if len(actual) != 1 else ''} where {len(expected)} are expected"
             )
         return "the function returns a list of the right length with wrong items"
@@ -238,6 +276,7 @@ def build_evidence(
             actual = render_value(result.value) if result.value is not msgspec.UNSET else ""
         else:
             shown_input, expected, actual = test.input or "", test.output or "", result.stdout
+        actual = bound_program_text(actual)
         tests.append(
             FailureEvidence(
                 id=test_id,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..core.types import Message
-from .evidence import Evidence
+from .evidence import Evidence, bound_program_text
 from .hints import hint_level, mask_evidence
 
 __all__ = [
@@ -23,7 +23,8 @@ __all__ = [
     "render_evidence",
 ]
 
-#: Characters of one input or output shown to the feedback model.
+#: Characters of one input or expected output shown to the feedback model (a program's
+#: output is bounded by :func:`.evidence.bound_program_text`, to as many).
 _SHOW_CHARS: Final = 1500
 
 
@@ -82,7 +83,7 @@ def render_evidence(evidence: Evidence) -> str:
         if test.expected is not None:
             block.append(f"Expected output:\n{_clip(test.expected)}")
         if test.actual is not None:
-            block.append(f"Program output:\n{_clip(test.actual)}")
+            block.append(f"Program output:\n{bound_program_text(test.actual)}")
         if test.trace is not None:
             block.append(f"Reference lines executed: {_ranges(test.trace)}")
         parts.append("\n".join(block))

@@ -17,7 +17,13 @@ when every generated hint leaked (see :mod:`.leakage`).
 
 A mismatch summary (failure type, counts, larger/smaller) is part of every test's
 evidence at every level: it is the symptom itself and contains no verbatim data.
-Pure module: no I/O, no randomness.
+
+The candidate's output on a hidden test is a function of that test's input. Where a
+level hides the failing inputs but shows the candidate's outputs (L1), every echo of the
+test's input in its output is cut (:func:`.echoes.redact_echoes`: verbatim, in any case,
+across separators, reversed, digits as letters or words; what the problem, the expected
+output or the candidate's code hold is kept), so the output cannot carry the input past
+the mask. Pure module: no I/O, no randomness.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from typing import Final
 import msgspec
 
 from ..core.errors import ConfigError
-from .evidence import EVIDENCE_FIELDS, Evidence, EvidenceField, describe_failure
+from .echoes import redact_echoes
+from .evidence import EVIDENCE_FIELDS, Evidence, EvidenceField, FailureEvidence, describe_failure
 
 __all__ = [
     "HINT_LEVELS",
@@ -146,14 +153,15 @@ def hint_level(number: int) -> HintLevel:
 
 
 def mask_evidence(level: int, evidence: Evidence) -> Evidence:
-    """``evidence`` with every field level ``level`` may not see set to ``None``."""
+    """``evidence`` with every field level ``level`` may not see set to ``None``, and the
+    candidate's outputs cut of their echoes of inputs the level may not see."""
     mask = set(hint_level(level).mask)
     tests = tuple(
         msgspec.structs.replace(
             test,
             input=test.input if "failing_inputs" in mask else None,
             expected=test.expected if "expected_outputs" in mask else None,
-            actual=test.actual if "candidate_outputs" in mask else None,
+            actual=_shown_output(test, evidence, mask),
             trace=test.trace if "reference_trace" in mask else None,
         )
         for test in evidence.tests
@@ -165,6 +173,21 @@ def mask_evidence(level: int, evidence: Evidence) -> Evidence:
         candidate_code=evidence.candidate_code if "candidate_code" in mask else None,
         reference_code=evidence.reference_code if "reference_code" in mask else None,
     )
+
+
+#: Words of how a call test's input is shown (``args = [...]; kwargs = {...}``), not hidden data.
+_CALL_WORDS: Final = "args kwargs"
+
+
+def _shown_output(test: FailureEvidence, evidence: Evidence, mask: set[EvidenceField]) -> str | None:
+    """The candidate's output as a level with ``mask`` sees it (None: not at all)."""
+    if "candidate_outputs" not in mask:
+        return None
+    if test.actual is None or test.input is None or "failing_inputs" in mask:
+        return test.actual  # no input to hide, or already hidden by an earlier mask
+    expected = test.expected if "expected_outputs" in mask else None
+    public = (evidence.problem or "", evidence.candidate_code or "", expected or "", _CALL_WORDS)
+    return redact_echoes(test.actual, (test.input,), public)
 
 
 def fallback_hint(level: int, failure: str) -> str:

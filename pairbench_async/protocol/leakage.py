@@ -14,8 +14,14 @@ is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
 
 When the budget is exhausted, ``on_exhausted="fallback"`` (the default) gives the
 level's fixed generic hint (``hints.HintLevel.fallback``, filled only from the
-failure type), flagged ``fallback=True``; ``"omit"`` gives no hint at all. Either way
-the candidate never sees a rejected text, and every attempt is kept in the outcome.
+failure type's words in the closed vocabulary of :mod:`..core.failures`), flagged
+``fallback=True``, and validated like any hint: if it were rejected, the same hint with
+the generic symptom "fails", and if that were too, none. ``"omit"`` gives no hint at
+all. Either way the candidate never sees a rejected text, and every attempt is kept in
+the outcome.
+
+The program's output on a hidden test is hidden data too: the candidate outputs in the
+evidence (what the feedback model was shown) are a quote source of the ``quote`` rule.
 """
 
 from __future__ import annotations
@@ -175,7 +181,8 @@ def validate_hint(
     """Why ``hint`` may not be given at ``level`` (empty list: it may).
 
     ``evidence.problem`` and ``candidate_code`` are what the candidate already sees;
-    text found there is never a leak.
+    text found there is never a leak. The candidate outputs in ``evidence.tests`` (what the
+    feedback model was shown of the program's output on hidden tests) are hidden data.
     """
     policy = policy or ValidationPolicy()
     hint_level(level)
@@ -183,13 +190,14 @@ def validate_hint(
     if not text:
         return ["empty: the hint has no text"]
     problem = evidence.problem or ""
-    key = (text, level, problem, candidate_code, policy)
+    outputs = tuple(test.actual for test in evidence.tests if test.actual)
+    key = (text, level, problem, candidate_code, outputs, policy)
     memo = hidden.verdicts
     known = memo.get(key)
     if known is None:
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        known = memo[key] = tuple(_validate(text, level, problem, candidate_code, hidden, policy))
+        known = memo[key] = tuple(_validate(text, level, problem, candidate_code, outputs, hidden, policy))
     return list(known)
 
 
@@ -197,8 +205,8 @@ def validate_hint(
 _MEMO_SIZE: Final = 256
 
 
-def _validate(text: str, level: int, problem: str, candidate_code: str, hidden: HiddenData,
-              policy: ValidationPolicy) -> list[str]:
+def _validate(text: str, level: int, problem: str, candidate_code: str, outputs: tuple[str, ...],
+              hidden: HiddenData, policy: ValidationPolicy) -> list[str]:
     public_words = {word.lower() for word in re.findall(r"\w+", problem)}
     own_names = _own_names(candidate_code, public_words)
     reasons: list[str] = []
@@ -215,7 +223,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, hidden: 
         reasons += _concept_reasons(text)
     if level < 6:
         reasons += _direction_reasons(text)
-    reasons += _quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy)
+    reasons += _quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 
 
@@ -248,8 +256,19 @@ def review(
         return history, HintOutcome(text=text, level=level, attempts=history)
     if len(history) < policy.budget:
         return history, None
-    final = fallback_hint(level, failure) if policy.on_exhausted == "fallback" else ""
+    final = (_fallback(level, failure, evidence, candidate_code, hidden, policy)
+             if policy.on_exhausted == "fallback" else "")
     return history, HintOutcome(text=final, level=level, attempts=history, fallback=True)
+
+
+def _fallback(level: int, failure: str, evidence: Evidence, candidate_code: str, hidden: HiddenData,
+              policy: ValidationPolicy) -> str:
+    """The level's fixed hint, validated like any other: worded from the failure type's
+    vocabulary words, else from the generic symptom, else none (the empty text)."""
+    for text in (fallback_hint(level, failure), fallback_hint(level, "")):
+        if not validate_hint(text, level, evidence, candidate_code, hidden, policy):
+            return text
+    return ""
 
 
 def retry_messages(messages: list[Message], attempt: HintAttempt) -> list[Message]:

@@ -14,6 +14,19 @@ what makes validation cost time in the hint's length rather than the test suite'
   the problem statement or the candidate's code is public and never counts. Only the
   first 8 KiB of each hidden input and output are scanned: the feedback model is shown
   at most the first 1,500 characters of any of them.
+* The same, re-encoded, the encodings a program's output can give an echo of its input
+  (:mod:`.echoes`): a run of ``min_quote_chars`` of the hint *reversed* shared with a hidden
+  input or output; the digits a hint spells (a run of ``min_quote_chars`` letters a..j read
+  as a=0..j=9, or of four or more digit words, ``seven seven three one``), forwards or
+  backwards, found in a hidden input's or output's normalised text; a token of
+  ``min_token_chars`` that is a hidden token reversed or with its digits as letters
+  ("CANARY_hhdb" for "CANARY_7731"). The hint is decoded, not the hidden data encoded, so
+  the index stays the verbatim one.
+* The program's output on a hidden test is hidden data as well (it is a function of the
+  test's input): the candidate outputs the feedback model was shown (the evidence's) are a
+  source of their own for verbatim runs of ``min_quote_chars`` (the output is already in
+  the program's own encoding), which also catches an echo in an encoding no rule reads (a
+  base64 blob quoted whole).
 
 A ``quote`` reason names the source but never repeats the quoted text. Pure: no I/O.
 """
@@ -25,6 +38,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from .echoes import INVISIBLE, REDACTED, SCAN_CHARS, spelled_digits, squash
 from .leakage_patterns import _WORD
 
 if TYPE_CHECKING:
@@ -35,25 +49,27 @@ __all__: list[str] = []
 
 #: Characters scanned from the start of each hidden input or output. The feedback model
 #: is shown at most the first 1,500 of each (``feedback_prompt``), so a hint cannot quote more.
-_SCAN_CHARS: Final = 8192
-
-
-#: zero-width and formatting characters a hint could hide inside a quote
-_INVISIBLE: Final = re.compile(r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
-#: separators and punctuation: "1,000,000", "1 000 000" and "1000000" are one quote
-_SEPARATORS: Final = re.compile(r"[\W_]+")
+_SCAN_CHARS: Final = SCAN_CHARS
+_INVISIBLE: Final = INVISIBLE
 #: a thousands separator between digits: "1,000,000" and "1 000 000" read as "1000000"
 _DIGIT_GROUPS: Final = re.compile(r"(?<=\d)[,_'\u2009\u202f ](?=\d{3}(?!\d))")
+#: one character per character, so that a token keeps its length: reversed, digits as letters
+_LETTERS: Final = str.maketrans("0123456789", "abcdefghij")
+#: A run of this many digit words ("seven seven three one") is read as the digits it spells.
+_MIN_DIGIT_WORDS: Final = 4
 
-
-def _squash(text: str) -> str:
-    """Casefolded, with whitespace, punctuation, separators and invisible characters removed."""
-    return _SEPARATORS.sub("", _INVISIBLE.sub("", text).casefold())
+_squash = squash
 
 
 def _spaced(text: str) -> str:
     """Casefolded words, single-spaced, invisible characters removed."""
     return " ".join(_DIGIT_GROUPS.sub("", _INVISIBLE.sub("", text).casefold()).split())
+
+
+def _token_encodings(token: str) -> tuple[str, ...]:
+    """A token's encodings of its own length (reversed, digits as letters, both)."""
+    letters = token.translate(_LETTERS)
+    return (token[::-1], letters, letters[::-1])
 
 
 #: Length of the character n-grams that pre-screen seeds in :func:`_shares_run`.
@@ -99,13 +115,28 @@ class _QuoteSource(msgspec.Struct, frozen=True):
     grams: frozenset[str]
     #: (whitespace-normalised item, its length without whitespace) of each whole item
     items: tuple[tuple[str, int], ...]
+    #: test data, read re-encoded too (not the reference: code is not what a program echoes)
+    encoded: bool = False
+
+    @classmethod
+    def build(cls, what: str, texts: tuple[str, ...], items: list[str] | tuple[str, ...],
+              encoded: bool) -> _QuoteSource:
+        prepared = []
+        for item in items:
+            if len(item) < _SCAN_CHARS:
+                spaced = _spaced(item)
+                prepared.append((spaced, len(_squash(spaced))))
+        squashed = "\x00".join(_squash(t) for t in texts)
+        return cls(what, squashed, _grams(squashed), tuple(prepared), encoded)
 
 
 class _QuoteIndex(msgspec.Struct, frozen=True):
-    """The hint-independent half of the quote rule, computed once per :class:`HiddenData`."""
+    """The hint-independent half of the quote rule, computed once per :class:`HiddenData`
+    (or per set of program outputs, :func:`_program_index`)."""
 
     sources: tuple[_QuoteSource, ...]
-    #: the maximal ``\w+`` runs of the scanned hidden inputs and outputs
+    #: the maximal ``\w+`` runs of the scanned hidden inputs and outputs, and their
+    #: same-length encodings
     data_tokens: frozenset[str]
 
     @classmethod
@@ -113,52 +144,79 @@ class _QuoteIndex(msgspec.Struct, frozen=True):
         inputs = tuple(text[:_SCAN_CHARS] for text in hidden.inputs)
         outputs = tuple(text[:_SCAN_CHARS] for text in hidden.outputs)
         sources = []
-        for what, texts, items in (
-            ("a hidden test input", inputs, inputs),
-            ("a hidden expected output", outputs, outputs),
-            ("the reference solution", (hidden.reference,), hidden.reference.splitlines()),
-        ):
-            prepared = []
-            lines = [line for text in items for line in text.splitlines()] if what != "the reference solution" else []
-            for item in (*items, *lines):
-                if len(item) < _SCAN_CHARS:
-                    spaced = _spaced(item)
-                    prepared.append((spaced, len(_squash(spaced))))
-            squashed = "\x00".join(_squash(t) for t in texts)
-            sources.append(_QuoteSource(what, squashed, _grams(squashed), tuple(prepared)))
-        tokens = frozenset(_WORD.findall("\x00".join((*inputs, *outputs)).casefold()))
-        return cls(tuple(sources), tokens)
+        for what, texts in (("a hidden test input", inputs), ("a hidden expected output", outputs)):
+            lines = [line for text in texts for line in text.splitlines()]
+            sources.append(_QuoteSource.build(what, texts, (*texts, *lines), encoded=True))
+        reference = hidden.reference
+        sources.append(_QuoteSource.build("the reference solution", (reference,), reference.splitlines(),
+                                          encoded=False))
+        return cls(tuple(sources), _tokens((*inputs, *outputs)))
+
+
+def _tokens(texts: tuple[str, ...]) -> frozenset[str]:
+    tokens = set(_WORD.findall("\x00".join(texts).casefold()))
+    return frozenset(tokens.union(*(_token_encodings(t) for t in tokens)))
+
+
+def _program_index(outputs: tuple[str, ...]) -> _QuoteIndex:
+    """The quote rule's view of the candidate outputs a feedback model was shown: verbatim
+    runs only (the output is already in the program's own encoding). A short token or line
+    of a program's output is as often the runtime's own words ("solution", "object") as the
+    input's, and an echo of the input is caught as the input itself; a cut echo's mark is
+    not the program's."""
+    texts = tuple(text[:_SCAN_CHARS].replace(REDACTED, "\x00") for text in outputs)
+    source = _QuoteSource.build("the program's output on a hidden test", texts, (), encoded=False)
+    return _QuoteIndex((source,), frozenset())
 
 
 def _quote_reasons(
-    hint: str, hidden: HiddenData, public: str, policy: ValidationPolicy
+    hint: str, hidden: HiddenData, public: str, policy: ValidationPolicy,
+    program_outputs: tuple[str, ...] = (),
 ) -> list[str]:
+    """Why ``hint`` quotes hidden data or, from ``program_outputs`` (the candidate outputs
+    the feedback model was shown), the program's output on a hidden test."""
     reasons: list[str] = []
-    index = hidden.quote_index
     squashed_public = _squash(public)
     spaced_public = _spaced(public)
     squashed_hint = _squash(hint)
+    reversed_hint = squashed_hint[::-1]
+    spelled = [d for d in spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
+               if d not in squashed_public and d[::-1] not in squashed_public]
     spaced_hint = _spaced(hint)
+    hint_tokens = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
+    public_tokens: set[str] | None = None
     k = policy.min_quote_chars
-    for source in index.sources:
-        if _shares_run(squashed_hint, source.squashed, source.grams, squashed_public, k):
-            reasons.append(f"quote: repeats {k}+ characters of {source.what} verbatim")
-            continue
-        for spaced, size in source.items:
-            if (
-                size >= policy.min_item_chars
-                and spaced in spaced_hint
-                and spaced not in spaced_public
-                and re.search(rf"(?<!\w){re.escape(spaced)}(?!\w)", spaced_hint)
+    indexes = [(hidden.quote_index, "hidden test data")]
+    if program_outputs:
+        indexes.append((_program_index(program_outputs), "the program's output on a hidden test"))
+    for index, data in indexes:
+        for source in index.sources:
+            if _shares_run(squashed_hint, source.squashed, source.grams, squashed_public, k):
+                reasons.append(f"quote: repeats {k}+ characters of {source.what} verbatim")
+                continue
+            if source.encoded and (
+                _shares_run(reversed_hint, source.squashed, source.grams, squashed_public, k)
+                or any(d in source.squashed or d[::-1] in source.squashed for d in spelled)
             ):
-                reasons.append(f"quote: repeats a whole line of {source.what}")
-                break
-    # a whole-word occurrence of a word-only token is one of the text's maximal \w+ runs
-    leaked = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
-    leaked &= index.data_tokens
-    if leaked:
-        leaked -= set(_WORD.findall(public.casefold()))
-    if leaked:
-        token = min(leaked)
-        reasons.append(f"quote: repeats a {len(token)}-character token of hidden test data")
+                reasons.append(f"quote: repeats {source.what}, re-encoded (reversed, or its digits "
+                               "as letters or words)")
+                continue
+            for spaced, size in source.items:
+                if (
+                    size >= policy.min_item_chars
+                    and spaced in spaced_hint
+                    and spaced not in spaced_public
+                    and re.search(rf"(?<!\w){re.escape(spaced)}(?!\w)", spaced_hint)
+                ):
+                    reasons.append(f"quote: repeats a whole line of {source.what}")
+                    break
+        # a whole-word occurrence of a word-only token is one of the text's maximal \w+ runs
+        leaked = hint_tokens & index.data_tokens
+        if leaked:
+            if public_tokens is None:
+                public_tokens = set(_WORD.findall(public.casefold()))
+            leaked -= public_tokens
+        if leaked:
+            token = min(leaked)
+            reasons.append(f"quote: repeats a {len(token)}-character token of {data}")
     return reasons

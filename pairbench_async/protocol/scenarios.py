@@ -8,7 +8,8 @@ fragmenting the failure space, grouping backs off hierarchically: full signature
 groups or their median size is below ``min_size`` (s_min). The coarsest level is
 final even if it still breaks the rule.
 
-This module owns the failure-type vocabulary, the signature, the back-off, the
+This module owns the failure types (runtime errors named from the closed vocabulary of
+:mod:`..core.failures`), the signature, the back-off, the
 deterministic scenario order (size desc, trace coverage desc, id asc) and seeded
 sampling of representative tests. It is pure: no I/O, and randomness only from a
 ``random.Random`` built from a seed the caller passes.
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
@@ -29,6 +29,7 @@ from typing import Final, Literal
 import msgspec
 
 from ..core.errors import ConfigError
+from ..core.failures import runtime_word
 from ..core.types import TestResult, Verdict
 from .shapes import Shape
 
@@ -53,7 +54,6 @@ GroupingLevel = Literal["full", "shape_type", "type"]
 #: Grouping levels from finest to coarsest.
 LEVELS: Final[tuple[GroupingLevel, ...]] = ("full", "shape_type", "type")
 
-_ERROR_NAME: Final = re.compile(r"\s*([A-Za-z_][\w.]*)")
 _MISMATCH_TYPES: Final = {"lines": "wrong_lines", "tokens": "wrong_tokens", "value": "wrong_value"}
 
 
@@ -115,8 +115,9 @@ class Grouping(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def failure_type(result: TestResult) -> str:
     """The candidate failure type of a failing test result.
 
-    ``timeout`` (TLE), ``runtime:<class or signal>`` (RE; only the leading name of the
-    error text is kept, since the type reaches the candidate in hints), ``memory`` (MLE),
+    ``timeout`` (TLE), ``runtime:<word>`` (RE; the word is from the closed vocabulary of
+    :mod:`..core.failures`, since the type reaches feedback prompts and hints: a builtin
+    exception, ``ProgramDefinedException``, a signal, or the sandbox's own), ``memory`` (MLE),
     ``output_limit`` (OLE), ``wrong_lines`` / ``wrong_tokens`` / ``wrong_value`` (WA by
     its mismatch; a WA without one, e.g. a call test, is ``wrong_value``) and
     ``sandbox_fault`` (SF). A passing result has no failure type.
@@ -133,9 +134,8 @@ def failure_type(result: TestResult) -> str:
     if verdict is Verdict.SF:
         return "sandbox_fault"
     if verdict is Verdict.RE:
-        # only a leading class or signal name: the rest of an error text may echo data
-        name = _ERROR_NAME.match(result.error or "")
-        return f"runtime:{name.group(1)[:64] if name else 'unknown'}"
+        # never the error text itself: a name the program chose would reach every hint
+        return f"runtime:{runtime_word(result.error)}"
     return _MISMATCH_TYPES.get(result.mismatch or "value", "wrong_value")
 
 

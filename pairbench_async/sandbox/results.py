@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from ..core.failures import compile_failure_name, reported_exception
 from ..core.types import Test, TestResult, Verdict
 from .compare import compare_output, values_equal
 from .jobs import _ARGS, _Job
@@ -45,7 +46,7 @@ def _compile_failure(test: Test, text: str) -> TestResult:
     (SyntaxError, ValueError for NUL bytes, RecursionError...), or MLE when
     compiling it went over the job's memory budget."""
     name = text.split(":", 1)[0]
-    error = name if name.isidentifier() else "SyntaxError"
+    error = compile_failure_name(name) if name.isidentifier() else "SyntaxError"
     if error == "CompileTimeLimit":
         return TestResult(id=test.id, verdict=Verdict.TLE, timeout="cpu", error=error, stderr=text)
     verdict = Verdict.MLE if error == "MemoryError" else Verdict.RE
@@ -237,7 +238,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
             traced = _traced_lines(job, report.lines)
         except Exception:  # not JSON, nested too deep, not an object, a field off-shape
             report, corrupt = _NO_REPORT, True
-    exc = report.exc
+    exc = reported_exception(report.exc)
     lines = traced if job.trace else None
     signaled = os.WIFSIGNALED(status)
     sig = os.WTERMSIG(status) if signaled else 0

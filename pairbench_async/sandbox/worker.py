@@ -630,7 +630,7 @@ def execute(prog):
         if status:
             report["exc"] = "SystemExit"
     except BaseException as exc:
-        report["exc"] = type(exc).__name__
+        report["exc"] = type(exc).__name__ if getattr(builtins, type(exc).__name__, None) is type(exc) else "ProgramDefinedException"
         # numpy's _ArrayMemoryError is a MemoryError; a refused mmap is an ENOMEM OSError
         if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
             report["mem"] = True
@@ -644,7 +644,7 @@ def execute(prog):
             stream.flush()
         except BaseException as exc:
             if "exc" not in report:
-                report["exc"] = type(exc).__name__
+                report["exc"] = type(exc).__name__ if getattr(builtins, type(exc).__name__, None) is type(exc) else "ProgramDefinedException"
                 status = status or 1
     if prog.trace:
         report["lines"] = sorted(lines_hit)

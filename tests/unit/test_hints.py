@@ -11,8 +11,10 @@ from pairbench_async.core.types import Test as HiddenTest
 from pairbench_async.core.types import TestResult as Result
 from pairbench_async.protocol.evidence import (
     EVIDENCE_FIELDS,
+    PROGRAM_TEXT_CHARS,
     Evidence,
     FailureEvidence,
+    bound_program_text,
     build_evidence,
     describe_failure,
     describe_scenario,
@@ -205,3 +207,69 @@ def test_long_values_are_clipped_in_prompts() -> None:
     row = msgspec.structs.replace(_evidence().tests[0], input="9" * 5000)
     text = render_evidence(msgspec.structs.replace(_evidence(), tests=(row,)))
     assert "9" * 1500 in text and "9" * 1501 not in text and "3500 more characters" in text
+
+
+# ------------------------------------------------------------------ what the program wrote
+# The program's output on a hidden test is a function of that test's input, written as the
+# program chose: bounded, its counts bounded, and cut of its echoes where inputs are hidden.
+
+
+def _echo(actual: str) -> Evidence:
+    row = EvidenceRow(id="t", failure="wrong_value", shape="token", summary="the program prints a "
+                      "different value than expected", input="CANARY_7731 4242 1717\n", expected="5959\n",
+                      actual=actual)
+    return Evidence(problem="Print the sum of the two numbers after the label.", tests=(row,),
+                    candidate_code="import sys\nprint(sys.stdin.read())\n")
+
+
+@pytest.mark.parametrize(
+    ("actual", "shown"),
+    [
+        ("CANARY_7731 4242 1717\n", "[hidden]\n"),  # verbatim
+        ("canary-77 31\n", "[hidden]\n"),  # another case, other separators
+        ("1717 2424 1377_YRANAC\n", "[hidden]\n"),  # reversed
+        ("CANARY_hhdb ecec bhbh\n", "[hidden]\n"),  # digits as letters, a=0..j=9
+        ("seven seven three one\n", "[hidden]\n"),  # digits as words
+        ("sum 5959 of 4242\n", "sum 5959 of [hidden]\n"),  # the expected output is shown anyway
+        ("print 17\n", "print 17\n"),  # the candidate's code, and tokens too short to tell
+    ],
+)
+def test_level_one_cuts_echoes_of_the_hidden_input_from_the_program_output(actual: str, shown: str) -> None:
+    evidence = _echo(actual)
+    assert mask_evidence(1, evidence).tests[0].actual == shown
+    prompt = "\n".join(m.content for m in build_feedback_prompt(1, evidence, "a scenario"))
+    assert shown in prompt and ("[hidden]" in shown or actual in prompt)
+    # the levels that show the failing inputs show the output as it is
+    for level in range(2, 7):
+        assert mask_evidence(level, evidence).tests[0].actual == actual
+    # masking again (the prompt builder, the offline model) changes nothing
+    assert mask_evidence(1, mask_evidence(1, evidence)) == mask_evidence(1, evidence)
+
+
+def test_counts_the_program_chose_are_exact_only_up_to_a_bound() -> None:
+    assert _stdio("1\n", "1\n2\n3\n4\n", "lines") == "the program prints 4 output lines where 1 is expected"
+    assert _stdio("1\n", "7\n" * 4242, "lines") == (
+        "the program prints more than 4 output lines where 1 is expected"
+    )
+    assert _stdio("1 2\n", "0 " * 4242 + "\n", "tokens") == (
+        "the 1st output line has more than 6 values where 2 are expected"
+    )
+    test = HiddenTest(id="t", args=[1], expected=[1, 2])
+    result = Result(id="t", verdict=Verdict.WA, value=[0] * 4242, mismatch="value")
+    assert summarize_mismatch(test, result) == (
+        "the function returns a list of more than 6 items where 2 are expected"
+    )
+
+
+def test_program_output_is_bounded_and_its_length_not_shown() -> None:
+    instance = Instance(id="i", problem="p", buggy="print(7)\n", reference="print(1)\n", kind="stdio",
+                        time_limit=1.0, memory_limit_mb=64, tests=[HiddenTest(id="t", input="", output="1\n")])
+    scenario = Scenario(id="s", level="type", failure="wrong_lines", tests=("t",))
+    results = {"t": Result(id="t", verdict=Verdict.WA, stdout="7\n" * 4321, mismatch="lines")}
+    evidence = build_evidence(instance, scenario, ["t"], results, {}, instance.buggy)
+    actual = evidence.tests[0].actual or ""
+    assert actual.startswith("7\n" * 750) and actual.endswith("(the rest of the program's output is not shown)")
+    assert bound_program_text(actual) == actual and len(actual) < PROGRAM_TEXT_CHARS + 60
+    text = render_evidence(evidence)
+    assert "4321" not in text and "more characters" not in text
+    assert "more than 4 output lines" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Instance, Message
 from pairbench_async.core.types import Test as HiddenTest
-from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.evidence import Evidence, FailureEvidence
 from pairbench_async.protocol.hints import HINT_LEVELS, fallback_hint
 from pairbench_async.protocol.leakage import (
     HiddenData,
@@ -299,6 +300,29 @@ def test_exhausted_budget_can_omit_the_hint() -> None:
     assert outcome.attempts == attempts and len(attempts) == 1
 
 
+@pytest.mark.parametrize(
+    ("hidden_input", "failure", "given"),
+    [
+        # nothing hidden in the fixed words: the level's hint, worded from the failure type
+        ("5\n1 2 3 4 5\n", "wrong_value", "On some hidden tests the program produces a wrong value."),
+        # a failure word outside the vocabulary (an old record's key) is never repeated
+        ("5\n1 2 3 4 5\n", "runtime:_CANARY_7731_4242", "On some hidden tests the program stops with a "
+         "runtime error."),
+        # the specific wording quotes hidden data: the generic symptom instead
+        ("it produces a wrong value\n", "wrong_value", "On some hidden tests the program fails."),
+        # both would: no hint at all, rather than an unvalidated one
+        ("On some hidden tests the program fails\n", "wrong_value", ""),
+    ],
+)
+def test_the_fallback_hint_is_validated_like_any_other(hidden_input: str, failure: str, given: str) -> None:
+    hidden = HiddenData(inputs=(hidden_input,), outputs=("15\n",), reference=REFERENCE)
+    _, outcome = review((), LEAKY, level=1, evidence=EVIDENCE, candidate_code=CANDIDATE, hidden=hidden,
+                        failure=failure, policy=ValidationPolicy(budget=1))
+    assert outcome is not None and outcome.fallback and outcome.text == given
+    if given:
+        assert validate_hint(given, 1, EVIDENCE, CANDIDATE, hidden) == []
+
+
 def test_review_asks_for_another_attempt_within_budget() -> None:
     attempts, outcome = review(
         (), LEAKY, level=1, evidence=EVIDENCE, candidate_code=CANDIDATE, hidden=HIDDEN, failure="x"
@@ -572,3 +596,52 @@ def test_quotes_survive_case_separators_invisible_characters_and_lines(hint: str
                         reference="print(9)\n")
     got = validate_hint(hint, 6, Evidence(problem="Sum numbers."), "print(0)\n", hidden)
     assert any(r.startswith("quote") for r in got), (hint, got)
+
+
+# --------------------------------------------------------------------------- echoes of hidden data
+# A program's output on a hidden test is a function of its input, in whatever encoding the
+# program chose; a hint that quotes it carries the input in that encoding.
+
+ECHO_HIDDEN = HiddenData(inputs=("CANARY_7731 4242 1717\n", "3\n1 2 3\n"), outputs=("5959\n", "6\n"),
+                         reference="label, a, b = input().split()\nprint(int(a) + int(b))\n")
+ECHO_PROBLEM = Evidence(problem="Print the sum of the two numbers after the label.")
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "The program printed CANARY_hhdb there.",  # digits as letters, a=0..j=9
+        "The program printed hhdb ecec bhbh there.",
+        "It printed 1717 2424 1377_YRANAC.",  # reversed
+        "It printed seven seven three one four two four two.",  # digits as words
+        "Its output read hbhb cece bdhh.",  # as letters, reversed
+    ],
+)
+def test_re_encoded_hidden_inputs_are_quotes(hint: str) -> None:
+    found = [r for r in validate_hint(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) if r.startswith("quote")]
+    assert found, hint
+    assert not any(s in " ".join(found).lower() for s in ("canary", "hhdb", "7731", "seven"))
+
+
+def test_a_hint_may_not_quote_the_programs_output_on_a_hidden_test() -> None:
+    # an encoding no rule reads (here base64 of the input): still the program's output, quoted
+    blob = "Q0FOQVJZXzc3MzEgNDI0MiAxNzE3"
+    row = FailureEvidence(id="t", failure="wrong_value", shape="token", summary="s", expected="5959\n",
+                          actual=f"{blob}\n")
+    shown = Evidence(problem=ECHO_PROBLEM.problem, tests=(row,))
+    hint = f"The program printed {blob} instead of the sum."
+    found = validate_hint(hint, 1, shown, "print(0)\n", ECHO_HIDDEN)
+    assert any("program's output on a hidden test" in r for r in found) and blob not in " ".join(found)
+    assert validate_hint(hint, 1, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []  # not shown: not known
+    # the mark of a cut echo is not the program's, and short outputs are not quotes
+    cut = msgspec.structs.replace(row, actual="[hidden]\n5958\n")
+    fine = "The program printed [hidden] and a number one smaller than expected."
+    assert validate_hint(fine, 1, Evidence(problem=ECHO_PROBLEM.problem, tests=(cut,)), "print(0)\n",
+                         ECHO_HIDDEN) == []
+
+
+def test_re_encoding_adds_no_rejection_of_plain_words() -> None:
+    for hint in (HINT_LEVELS[0].example, "The program adds one to a decade of values.",
+                 "On some hidden tests the program produces a wrong value; the solution does not "
+                 "respect a condition of the problem that holds for every valid input."):
+        assert validate_hint(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []

@@ -64,10 +64,20 @@ def _group(specs: Mapping[str, Spec], config: ScenarioConfig | None = None) -> G
         (Result(id="t", verdict=Verdict.RE, error="ValueError: bad"), "runtime:ValueError"),
         (Result(id="t", verdict=Verdict.RE), "runtime:unknown"),
         (Result(id="t", verdict=Verdict.RE, error="ValueError('x = 42')"), "runtime:ValueError"),
+        # a name outside the closed vocabulary is never kept: dotted, program-chosen, Unicode
         (
             Result(id="t", verdict=Verdict.RE, error="  json.decoder.JSONDecodeError"),
-            "runtime:json.decoder.JSONDecodeError",
+            "runtime:ProgramDefinedException",
         ),
+        (Result(id="t", verdict=Verdict.RE, error="_CANARY_7731_4242"), "runtime:ProgramDefinedException"),
+        (Result(id="t", verdict=Verdict.RE, error="Ωmega_7731"), "runtime:ProgramDefinedException"),
+        (Result(id="t", verdict=Verdict.RE, error="ProgramDefinedException"), "runtime:ProgramDefinedException"),
+        # the sandbox's own texts, without the number a program picks
+        (Result(id="t", verdict=Verdict.RE, error="exit code 42"), "runtime:ExitCode"),
+        (Result(id="t", verdict=Verdict.RE, error="signal 42"), "runtime:Signal"),
+        (Result(id="t", verdict=Verdict.RE, error="corrupt result report"), "runtime:CorruptReport"),
+        (Result(id="t", verdict=Verdict.RE, error="no return value"), "runtime:NoReturnValue"),
+        (Result(id="t", verdict=Verdict.RE, error="SourceTooLarge"), "runtime:SourceTooLarge"),
         (Result(id="t", verdict=Verdict.RE, error="'quoted' junk"), "runtime:unknown"),
         (Result(id="t", verdict=Verdict.WA, mismatch="lines"), "wrong_lines"),
         (Result(id="t", verdict=Verdict.WA, mismatch="tokens"), "wrong_tokens"),
