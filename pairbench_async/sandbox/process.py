@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import SandboxError
+from ..core.failures import NONZERO_EXIT, UNNAMED_SIGNAL
 from ..core.types import Test, TestResult, Verdict
 from .config import SandboxConfig
 from .cgroups import WorkerCgroup
@@ -72,8 +73,9 @@ class _ZygoteDied(_WorkerDied):
         OOM killer struck, else RE with the signal named."""
         if self.oom:
             return TestResult(id=test.id, verdict=Verdict.MLE, error="killed by the OOM killer")
-        error = (_SIGNALS.get(os.WTERMSIG(self.status), f"signal {os.WTERMSIG(self.status)}")
-                 if os.WIFSIGNALED(self.status) else f"exit code {os.WEXITSTATUS(self.status)}")
+        # the status is the program's to pick: named from the closed vocabulary only
+        error = (_SIGNALS.get(os.WTERMSIG(self.status), UNNAMED_SIGNAL)
+                 if os.WIFSIGNALED(self.status) else NONZERO_EXIT)
         return TestResult(id=test.id, verdict=Verdict.RE,
                           error=error, stderr=f"the program's zygote ended ({error})")
 

@@ -17,7 +17,12 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ..core.failures import compile_failure_name, reported_exception
+from ..core.failures import (
+    NONZERO_EXIT,
+    UNNAMED_SIGNAL,
+    compile_failure_name,
+    reported_exception,
+)
 from ..core.types import Test, TestResult, Verdict
 from .compare import compare_output, values_equal
 from .jobs import _ARGS, _Job
@@ -258,11 +263,11 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
             or common["memory_kb"] > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:
-        return result(Verdict.RE, error=_SIGNALS.get(sig, f"signal {sig}"))
+        return result(Verdict.RE, error=_SIGNALS.get(sig, UNNAMED_SIGNAL))
     if corrupt:
         return result(Verdict.RE, error=_CORRUPT)
     if exc is not None or code != 0:
-        return result(Verdict.RE, error=exc or f"exit code {code}")
+        return result(Verdict.RE, error=exc or NONZERO_EXIT)
     if job.program.kind == "call":
         raw = report.value
         if raw is msgspec.UNSET:

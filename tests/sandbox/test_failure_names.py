@@ -47,7 +47,7 @@ PROGRAMS = {
                      "sys.stdout = Out()\nprint(input())\n", PROGRAM_DEFINED),
     "builtin": ("x = input()\nraise ValueError(x)\n", "ValueError"),
     "builtin-subclass-of-the-program": ("class E(KeyError):\n    pass\nraise E(input())\n", PROGRAM_DEFINED),
-    "exit-code": ("import os\ninput()\nos._exit(42)\n", "exit code 42"),
+    "exit-code": ("import os\ninput()\nos._exit(42)\n", "non-zero exit code"),
 }
 
 
@@ -74,7 +74,7 @@ def _decoded(chan: bytes) -> str | None:
     async def job() -> _Job:
         return _Job(Program(source="pass\n"), [], Limits(), Checker(), False)
 
-    head = _RESULT.pack(1 << 8, _FLAG_CONFINED, 1000, 2000, 1000, 900, 0, 0, len(chan), 0)
+    head = _RESULT.pack(1 << 8, _FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, len(chan), 0)
     return _decode_result(asyncio.run(job()), TEST, head + chan).error
 
 

@@ -71,7 +71,8 @@ BUILTIN_EXCEPTIONS = {
     name for name, obj in vars(builtins).items()
     if isinstance(obj, type) and issubclass(obj, BaseException)
 }
-SANDBOX_ERRORS = {"corrupt result report", "no return value"}
+SANDBOX_ERRORS = {"corrupt result report", "no return value", "non-zero exit code",
+                  "unnamed signal", "ProgramDefinedException"}
 
 
 def _memory_cgroup() -> str | None:

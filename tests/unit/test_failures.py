@@ -68,7 +68,9 @@ def test_no_report_is_no_exception() -> None:
 @pytest.mark.parametrize(
     ("error", "word", "says"),
     [
-        ("exit code 42", "ExitCode", "stops with a non-zero exit code"),
+        ("exit code 42", "ExitCode", "stops with a non-zero exit code"),  # an older record
+        ("non-zero exit code", "ExitCode", "stops with a non-zero exit code"),
+        ("unnamed signal", "Signal", "stops with a signal that has no name"),
         ("signal 42", "Signal", "stops with a signal that has no name"),
         ("SIGSEGV", "SIGSEGV", "stops with SIGSEGV"),
         ("corrupt result report", "CorruptReport", "stops with a runtime error"),
