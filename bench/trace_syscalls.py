@@ -148,7 +148,8 @@ def build_jobs(sets: list[str], tmp: Path) -> list[Job]:
                 continue
             tests = [Test(id=str(i), input=i_, output=o) for i, (i_, o) in enumerate(w.tests)]
             jobs.append(Job("extra", w.name, Program(source=w.source), tests,
-                            Limits(time_limit=w.time_limit, memory_limit_mb=w.memory_mb), w.verdict))
+                            Limits(time_limit=w.time_limit, memory_limit_mb=w.memory_mb),
+                            w.verdict))
         tests = [Test(id=str(i), args=t["args"], kwargs=t["kwargs"], expected=e)
                  for i, (t, e) in enumerate(wl.CALL_TESTS)]
         jobs.append(Job("extra", "call_entry_point",
@@ -333,7 +334,7 @@ def classify(path: Path, workers: set[int]) -> dict[str, Any]:
     # where each zygote's and child's own seccomp layer goes on (index into events)
     split: dict[int, int] = {}
     after_pdeathsig: set[int] = set()
-    for i, (pid, name, text, ret, _) in enumerate(events):
+    for i, (pid, name, text, _ret, _err) in enumerate(events):
         t = tgid(pid)
         r = role(t)
         if r == "Z" and t not in split:
@@ -380,7 +381,8 @@ def classify(path: Path, workers: set[int]) -> dict[str, Any]:
                     parts.append(m.group(1) if m else "?")
                 elif h == "target":
                     who = args[0] if args else "?"
-                    parts.append("0" if who == "0" else "self" if who == str(pid_of.get(t)) else "other")
+                    me = str(pid_of.get(t))
+                    parts.append("0" if who == "0" else "self" if who == me else "other")
                 elif isinstance(h, int) and h < len(args):
                     a = args[h]
                     if name == "fcntl" and a == "F_SETFL" and len(args) > 2:
@@ -420,14 +422,16 @@ def check_verdicts(jobs: list[Job], verdicts: dict[str, list[str]]) -> list[str]
     for job in jobs:
         got = verdicts[f"{job.set}/{job.name}"]
         if job.expect is not None and any(v != job.expect for v in got):
-            off.append(f"{job.set}/{job.name}: expected {job.expect}, got {collections.Counter(got)}")
+            off.append(f"{job.set}/{job.name}: expected {job.expect}, "
+                       f"got {collections.Counter(got)}")
     return off
 
 
 async def main_async(args: argparse.Namespace) -> int:
     if args.reparse:
         where = Path(args.reparse)
-        summary = classify(where / "trace.txt", set(json.loads((where / "workers.json").read_text())))
+        workers = set(json.loads((where / "workers.json").read_text()))
+        summary = classify(where / "trace.txt", workers)
         print(report(summary))
         return 0
     sets = [s for s in args.sets.split(",") if s]
@@ -483,7 +487,8 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
     ap.add_argument("--out", help="keep the trace and summary.json in this directory")

