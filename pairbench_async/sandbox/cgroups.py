@@ -55,6 +55,29 @@ def _own_paths() -> dict[str, str]:
     return out
 
 
+def _sweep_stale(parent: str, version: int) -> None:
+    """Remove the cgroups of pools whose evaluator died without closing them (their
+    name carries the evaluator's pid): whatever is still in them is killed first."""
+    with contextlib.suppress(OSError):
+        with os.scandir(parent) as entries:
+            stale = list(entries)
+        for entry in stale:
+            name = entry.name
+            if not name.startswith("pairbench-") or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid = name.split("-")[1]
+            if not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+                continue  # its evaluator lives
+            except ProcessLookupError:
+                pass
+            except OSError:
+                continue
+            CgroupTree([entry.path], version).remove()
+
+
 class WorkerCgroup:
     """The cgroups of one worker (one directory per hierarchy)."""
 
@@ -147,6 +170,8 @@ class CgroupTree:
 
     @classmethod
     def _made(cls, roots: list[str], version: int) -> tuple[CgroupTree | None, str]:
+        for r in roots:
+            _sweep_stale(os.path.dirname(r), version)
         made: list[str] = []
         try:
             for r in roots:
@@ -195,8 +220,9 @@ class CgroupTree:
         """Remove the pool's directories (after every worker's)."""
         for r in self.roots:
             with contextlib.suppress(OSError):
-                for entry in os.scandir(r):
-                    if entry.is_dir(follow_symlinks=False):
-                        WorkerCgroup([entry.path], entry.path, self.version).remove()
+                with os.scandir(r) as entries:
+                    workers = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+                for path in workers:
+                    WorkerCgroup([path], path, self.version).remove()
             with contextlib.suppress(OSError):
                 os.rmdir(r)

@@ -277,3 +277,34 @@ async def test_a_respawned_worker_never_takes_a_uid_in_use() -> None:
         new = pool._workers[0]
         assert new is not None and new.uid != old
         assert not _uid_alive(old)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="cgroups are made only as root")
+async def test_cgroups_of_a_killed_evaluator_are_swept(tmp_path: Path) -> None:
+    """A pool whose evaluator was SIGKILLed leaves its cgroups (nothing else could remove
+    them); the next pool removes every one whose evaluator is gone."""
+    script = tmp_path / "evaluator.py"
+    script.write_text(EVALUATOR)
+    prog = tmp_path / "sleeper.py"
+    prog.write_text("import time\ntime.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, str(script), str(prog), "1990000768"])
+    try:
+        from pairbench_async.sandbox.cgroups import _mounts, _own_paths
+
+        own = _own_paths()
+        pids_root = next(os.path.join(point, own["pids"].lstrip("/"))
+                         for point, kind, opts in _mounts() if kind == "cgroup" and "pids" in opts)
+        theirs = os.path.join(pids_root, "pairbench-{}-".format(proc.pid))
+        assert _wait_until(lambda: any(p.startswith(theirs) and os.listdir(p)
+                                       for p in _children(pids_root)), 30)
+    finally:
+        proc.kill()
+        proc.wait()
+    async with SandboxPool(workers=1) as pool:
+        if not pool.confinement().get("cgroup"):
+            pytest.skip("no cgroup could be made (said at start)")
+    assert not [p for p in _children(pids_root) if p.startswith(theirs)]
+
+
+def _children(path: str) -> list[str]:
+    return [os.path.join(path, name) for name in os.listdir(path)]
