@@ -63,7 +63,7 @@
  *     resource.prlimit(os.getpid(), ...) is refused, resource.prlimit(0, ...) works.
  *   - Not allowed although a program might use them, because nothing traced did:
  *     symlink/link (in the scratch directory), flock, F_OFD_* and POSIX locks (see
- *     fcntl_cmds), sched_yield,
+ *     fcntl_cmds),
  *     getegid/getgroups, fallocate, recvmsg/sendmsg, eventfd, timerfd, inotify.
  *
  * Layout: the listed numbers are sorted and searched with a binary tree of JGE
@@ -236,6 +236,11 @@ static const struct pb_syscall zygote_allowed[] = {
     PB_A(getuid),            /* C: os.getuid */
     PB_A(geteuid),           /* C: os.geteuid, tempfile */
     PB_A(getgid),            /* C: os.getgid */
+    PB_A(getegid),           /* untraced: os.getegid (a read of its own identity) */
+    PB_A(getgroups),         /* untraced: os.getgroups (the same) */
+    PB_A(getresuid),         /* untraced: os.getresuid (the same) */
+    PB_A(getresgid),         /* untraced: os.getresgid (the same) */
+    PB_A(sched_yield),       /* untraced: os.sched_yield, spin-waits (yields its own CPU) */
 #ifdef __NR_getpgrp
     PB_A(getpgrp),           /* C: os.getpgrp */
 #endif

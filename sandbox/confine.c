@@ -115,8 +115,10 @@
  *
  * Errors: a failing system call raises OSError with the failing step named
  * (argument errors raise TypeError, a filter too long RuntimeError). A
- * failure inside confine() means the child must not run the program: the
- * caller turns it into a sandbox-fault verdict, never a program verdict.
+ * failure while a test child confines itself (do_confine()) means the child
+ * must not run the program: it reports the step on the handshake pipe and
+ * exits, and the pool turns that into a sandbox-fault verdict, never a
+ * program verdict.
  * The "confined" handshake byte is written only after every layer is on,
  * and its descriptor is closed before the program runs, so the program
  * cannot forge it. Comparison of outputs happens in the evaluator (Python),
@@ -191,10 +193,6 @@
 #ifndef __NR_mount_setattr
 #define __NR_mount_setattr 442
 #endif
-#ifndef __NR_memfd_secret
-#define __NR_memfd_secret 447
-#endif
-#define PB_NR_FCHMODAT2 452
 #define PB_F_SETPIPE_SZ 1031
 
 /* mount_setattr(2); the system headers may predate it. */
@@ -1119,34 +1117,6 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(
-    confine_doc,
-    "confine(fds, cwd, limits, uid, gid, ruleset_fd, handshake_fd, parent_pid, full) -> None\n\n"
-    "Confine the calling process, all in one call; see the theory of operation.\n"
-    "fds = (stdin, stdout, stderr, result) become 0, 1, 2 and 3; every other\n"
-    "descriptor is closed. limits = (cpu_soft_s, cpu_hard_s, address_space,\n"
-    "file_size, open_files, processes, stack); 0 leaves a limit alone. uid < 0\n"
-    "keeps the identity. full = False skips every layer except the redirection\n"
-    "(the unconfined benchmark mode). On success one byte 'K' is written to\n"
-    "handshake_fd, which is then closed. serve() uses the same code.");
-
-static PyObject *pb_confine(PyObject *self, PyObject *args)
-{
-    (void)self;
-    struct child_spec c;
-    long parent;
-    if (!PyArg_ParseTuple(args, "(iiii)s(KKKKKKK)lliilp", &c.fds[0], &c.fds[1], &c.fds[2],
-                          &c.fds[3], &c.cwd, &c.lim[0], &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4],
-                          &c.lim[5], &c.lim[6], &c.uid, &c.gid, &c.ruleset, &c.handshake, &parent,
-                          &c.full))
-        return NULL;
-    c.parent = (pid_t)parent;
-    const char *step = do_confine(&c);
-    if (step != NULL)
-        return raise_step(step);
-    Py_RETURN_NONE;
-}
-
 /*** The zygote's test loop ***/
 
 /* Frames: "<BI" header, then for RESULT the "<iIqqqqIIII" block below. */
@@ -1572,7 +1542,6 @@ static PyMethodDef methods[] = {
     {"landlock_ruleset", pb_landlock_ruleset, METH_VARARGS, landlock_ruleset_doc},
     {"worker_filter", pb_worker_filter, METH_VARARGS, worker_filter_doc},
     {"set_pdeathsig", pb_set_pdeathsig, METH_VARARGS, set_pdeathsig_doc},
-    {"confine", pb_confine, METH_VARARGS, confine_doc},
     {"confine_zygote", pb_confine_zygote, METH_VARARGS, confine_zygote_doc},
     {"empty_dir", pb_empty_dir, METH_VARARGS, empty_dir_doc},
     {"make_readonly", pb_make_readonly, METH_VARARGS, make_readonly_doc},

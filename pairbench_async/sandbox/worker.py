@@ -25,7 +25,7 @@ process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
   test's input, output or report before the next fork, and empties the scratch
   directory after every test. Expected outputs never reach the worker at all:
   the pool compares.
-* **C** calls ``_confine.confine`` (through ``serve``) and runs the program; its
+* **C** is confined by ``_confine.serve`` (do_confine in the C file) and runs the program; its
   exit status and rusage come from ``wait4`` in Z, and its own report (exception
   class, return value, traced lines) travels on fd 3, which the program could
   write too: it can only misreport its own result, never another test's.
