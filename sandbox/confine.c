@@ -1257,9 +1257,12 @@ static int open_test_files(int fds[4], const char *input, size_t n)
 /* The files of the program's memory cgroup the zygote reads and writes per test,
  * opened by the worker before it dropped privileges (-1: no cgroup). */
 struct cgroup_fds {
-    int usage, limit, peak, events;
+    int usage, limit, peak, events, stat;
     unsigned long long budget;
 };
+
+#define LIMIT_LIFTED (1ULL << 62)         /* v1 and v2 both read it as "no limit" */
+#define RECLAIM_ABOVE (8ULL << 20)       /* file cache the cgroup may keep across tests */
 
 static long long read_number(int fd)
 {
@@ -1292,6 +1295,26 @@ static long long oom_kills(int fd)
     return 0;
 }
 
+/* The page cache the cgroup holds (inactive_file + active_file of memory.stat): memory
+ * the kernel frees when the limit is reached, so a test must not count it as its own
+ * headroom. */
+static long long file_cache(int fd)
+{
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    long long total = 0;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    for (char *line = buf; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "inactive_file ", 14) == 0)
+            total += strtoll(line + 14, NULL, 10);
+        else if (strncmp(line, "active_file ", 12) == 0)
+            total += strtoll(line + 12, NULL, 10);
+    }
+    return total;
+}
+
 /* The scratch root as a fresh tmpfs root: no mode or time a test set survives it. */
 static int reset_scratch_root(int fd)
 {
@@ -1305,7 +1328,7 @@ PyDoc_STRVAR(
     serve_doc,
     "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
     "      wall_ms, output_cap, stderr_tail, channel_cap, base_kb, scratch,\n"
-    "      cgroup=(usage_fd, limit_fd, peak_fd, events_fd, budget)) -> int\n\n"
+    "      cgroup=(usage_fd, limit_fd, peak_fd, events_fd, stat_fd, budget)) -> int\n\n"
     "The zygote's loop, in C so that the zygote touches (and so copies) almost no\n"
     "Python memory between forks. For each TEST frame read from fin: put its\n"
     "payload in a fresh, sealed stdin memfd (and wipe the buffer), make fresh\n"
@@ -1314,9 +1337,11 @@ PyDoc_STRVAR(
     "write one RESULT frame (status, flags, cpu, wall, maxrss, stdout, stderr\n"
     "tail, channel, fault) to fout, wipe every buffer that held the test's data,\n"
     "empty the scratch directory and reset its root's mode and times. With a memory\n"
-    "cgroup, each test's limit is what the cgroup holds at the fork plus budget, and\n"
-    "its peak above that is reported. Returns 1 in the confined child (which must\n"
-    "run the program and _exit), 0 on END, QUIT or end of input.");
+    "cgroup, each test's limit is what the cgroup holds at the fork (page cache from\n"
+    "earlier tests reclaimed first) plus budget, its peak above that is reported, and\n"
+    "the limit is lifted once the child is reaped (the zygote's copy of the outputs is\n"
+    "not the test's). Returns 1 in the confined child (which must run the program and\n"
+    "_exit), 0 on END, QUIT or end of input.");
 
 static PyObject *pb_serve(PyObject *self, PyObject *args)
 {
@@ -1326,13 +1351,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     long long base_kb;
     const char *scratch;
     struct child_spec c;
-    struct cgroup_fds cg = {-1, -1, -1, -1, 0};
+    struct cgroup_fds cg = {-1, -1, -1, -1, -1, 0};
     c.fds[0] = c.fds[1] = c.fds[2] = c.fds[3] = -1;
-    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs|(iiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
+    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs|(iiiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
                           &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid,
                           &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full, &wall_ms, &out_cap,
                           &err_tail, &chan_cap, &base_kb, &scratch, &cg.usage, &cg.limit, &cg.peak,
-                          &cg.events, &cg.budget))
+                          &cg.events, &cg.stat, &cg.budget))
         return NULL;
     c.parent = getpid();
 
@@ -1391,6 +1416,16 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
          * held at the fork: heap, scratch files, memory files, page cache. */
         long long cg_base = -1, oom_before = 0;
         if (cg.usage >= 0 && (cg_base = read_number(cg.usage)) >= 0) {
+            /* Page cache left by earlier tests (files they read) would be freed by the
+             * kernel at the limit and so become extra room: reclaim it first, by a
+             * limit just under what the cgroup holds (best effort: it may refuse). */
+            long long cache = file_cache(cg.stat);
+            if (cache > (long long)RECLAIM_ABOVE && cg_base > cache) {
+                (void)write_number(cg.limit, (unsigned long long)(cg_base - cache) + (1ULL << 20));
+                long long now = read_number(cg.usage);
+                if (now >= 0)
+                    cg_base = now;
+            }
             if (write_number(cg.limit, (unsigned long long)cg_base + cg.budget) != 0 ||
                 pwrite(cg.peak, "0", 1, 0) != 1) {
                 raise_step("memory cgroup limit");
@@ -1449,6 +1484,11 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             r.cg_peak_kb = peak > cg_base ? (peak - cg_base) / 1024 : 0;
             if (oom_kills(cg.events) > oom_before)
                 r.flags |= FLAG_OOM;
+            /* the child is gone: what the zygote copies of its outputs is not the test's */
+            if (write_number(cg.limit, LIMIT_LIFTED) != 0) {
+                raise_step("memory cgroup limit");
+                break;
+            }
         }
 
         ssize_t hn = read(hs_r, fault, sizeof fault);

@@ -28,9 +28,10 @@ __all__ = ["CgroupTree", "WorkerCgroup"]
 
 #: v1 files a zygote reads and writes, by role; v2's names are below.
 _V1 = {"usage": "memory.usage_in_bytes", "limit": "memory.limit_in_bytes",
-       "peak": "memory.max_usage_in_bytes", "events": "memory.oom_control"}
+       "peak": "memory.max_usage_in_bytes", "events": "memory.oom_control",
+       "stat": "memory.stat"}
 _V2 = {"usage": "memory.current", "limit": "memory.max", "peak": "memory.peak",
-       "events": "memory.events"}
+       "events": "memory.events", "stat": "memory.stat"}
 
 
 def _mounts() -> Iterator[tuple[str, str, set[str]]]:

@@ -767,10 +767,10 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     # uid and ruleset -1: the zygote already runs as the sandbox uid inside the
     # Landlock domain, which the child inherits; nesting the same ruleset again
     # would copy its ~200 rules on every fork (~12 % of a trivial test's cost)
-    accounting = (-1, -1, -1, -1, 0)
+    accounting = (-1, -1, -1, -1, -1, 0)
     if cgroup is not None and full:
         accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
-                      prog.memory)
+                      cgroup["stat"], prog.memory)
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
                          hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
                          CHANNEL_CAP, base_kb, cfg.scratch, accounting)
@@ -865,7 +865,7 @@ def open_cgroup(spec):
         return None
     out = {"procs": [_high_fd(os.open(p, os.O_WRONLY | os.O_CLOEXEC)) for p in spec["procs"]]}
     for key, flags in (("usage", os.O_RDONLY), ("limit", os.O_RDWR), ("peak", os.O_RDWR),
-                       ("events", os.O_RDONLY)):
+                       ("events", os.O_RDONLY), ("stat", os.O_RDONLY)):
         out[key] = _high_fd(os.open(spec[key], flags | os.O_CLOEXEC))
     out["unlimited"] = spec["unlimited"].encode()
     return out
@@ -959,7 +959,7 @@ def main():
                     os.close(owner)
                 if cgroup is not None:
                     for fd in cgroup["procs"] + [cgroup[k] for k in ("usage", "limit", "peak",
-                                                                      "events")]:
+                                                                      "events", "stat")]:
                         os.close(fd)
                 stand_by(init, me)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
