@@ -405,13 +405,8 @@ static int emit_rule(struct filter *f, enum pb_rule rule)
         emit(f, RET_ERRNO(EPERM));
         return 0;
     case PB_SENDTO:
-        /* a destination address (all 64 bits of the pointer) would reach a named socket */
-        emit(f, LOAD(ARG_LO(4)));
-        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-        emit(f, LOAD(ARG_HI(4)));
-        emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
-        emit(f, RET_ERRNO(EPERM));
-        emit(f, RET_ALLOW);
+        /* a destination address would reach a named socket (confine.c) */
+        emit_unaddressed(f);
         return 0;
     case PB_FCNTL:
         return emit_values(f, 1, fcntl_cmds, PB_N(fcntl_cmds), PB_DENY(EPERM));

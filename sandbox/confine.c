@@ -381,6 +381,19 @@ static void emit_arch_check(struct filter *f)
 #endif
 }
 
+/* sendto's destination address (argument 4, all 64 bits of the pointer) must be
+ * NULL: then it is send() on an already connected, unnamed socket. Six
+ * instructions, each path ending in a return. */
+static void emit_unaddressed(struct filter *f)
+{
+    emit(f, LOAD(ARG_LO(4)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
+    emit(f, LOAD(ARG_HI(4)));
+    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+    emit(f, RET_ERRNO(EPERM));
+    emit(f, RET_ALLOW);
+}
+
 /* The zygote's allowlist and the test child's filter: the whole seccomp policy of
  * Z and C (the worker's filter below is the floor beneath both). */
 #include "allowlist.h"
@@ -425,12 +438,7 @@ static int build_worker_filter(struct filter *f, int serving)
     /* sendto with a destination address would reach a named socket; without one
      * it is send() on an already connected (unnamed) socket. */
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, 6));
-    emit(f, LOAD(ARG_LO(4)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-    emit(f, LOAD(ARG_HI(4)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
+    emit_unaddressed(f);
     for (i = 0; i < sizeof(worker_denied) / sizeof(worker_denied[0]); i++) {
         if (serving && (worker_denied[i] == __NR_mount || worker_denied[i] == __NR_umount2 ||
                         worker_denied[i] == __NR_setns || worker_denied[i] == __NR_unshare))

@@ -191,23 +191,22 @@ def _worker_env(scratch: str) -> dict[str, str]:
     }
 
 
+#: (report key, the layer's name, whether only root can have it) for each layer a pool
+#: says it runs without
+_LAYERS = (
+    ("seccomp", "seccomp", False),
+    ("landlock", "Landlock", False),
+    ("netns", "network namespace", False),
+    ("tmpfs", "scratch tmpfs", False),
+    ("setuid", "unprivileged uid", True),
+    ("pidns", "PID namespace", False),
+    ("minimal_root", "minimal root", False),
+    ("cgroup", "cgroups (memory counted by hand)", True),
+)
+
+
 def confinement_report(report: dict[str, Any]) -> list[str]:
-    """The confinement layers a worker report says are missing (empty = all on)."""
-    missing = []
-    if not report.get("seccomp"):
-        missing.append("seccomp")
-    if not report.get("landlock"):
-        missing.append("Landlock")
-    if not report.get("netns"):
-        missing.append("network namespace")
-    if not report.get("tmpfs"):
-        missing.append("scratch tmpfs")
-    if report.get("root") and not report.get("setuid"):
-        missing.append("unprivileged uid")
-    if not report.get("pidns"):
-        missing.append("PID namespace")
-    if not report.get("minimal_root"):
-        missing.append("minimal root")
-    if report.get("root") and not report.get("cgroup"):
-        missing.append("cgroups (memory counted by hand)")
-    return missing
+    """The confinement layers a worker report says are missing (empty = all on); a
+    layer only root can have (uids, cgroups) is missing only when root lacks it."""
+    return [name for key, name, root_only in _LAYERS
+            if not report.get(key) and (report.get("root") or not root_only)]
