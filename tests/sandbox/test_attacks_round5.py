@@ -41,6 +41,8 @@ import json
 import os
 import sysconfig
 
+import pytest
+
 from pairbench_async.core.failures import is_failure_name
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox.pool import SandboxPool
@@ -63,7 +65,9 @@ async def sane(pool: SandboxPool) -> None:
 
 def memory_cgroup_on(pool: SandboxPool) -> None:
     report = pool.confinement()
-    assert os.getuid() == 0 and report.get("cgroup"), (
+    if os.getuid() != 0:  # an ordinary user's pool has no cgroup (it says so once)
+        pytest.skip("the worker's memory cgroup exists only as root")
+    assert report.get("cgroup"), (
         "these tests need root and the worker's memory cgroup (CI runs as root): "
         f"{report}")
 
