@@ -8,7 +8,8 @@ in a fresh evaluator process whose pool loads the given build of ``_confine`` (t
 worker loads it by path, so any copy of a built ``.so`` will do), and reads
 ``RUSAGE_CHILDREN`` after the pool is closed: user + system time of every worker,
 zygote and test child, nothing of the evaluator. Builds alternate within each round
-(old-new, then new-old). Two workloads:
+(old-new, then new-old); printed are the medians and the median of the differences
+within a round (the machine drifts between rounds more than the two builds differ). Two workloads:
 
 * ``trivial``: one program (a + b), ``--tests`` tests: the per-test cost (fork, the
   child's confinement, its seccomp filter, the program);
@@ -69,21 +70,25 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tests", type=int, default=3000)
     ap.add_argument("--programs", type=int, default=300)
+    ap.add_argument("--kinds", default="trivial,programs")
     args = ap.parse_args()
     summary = {}
-    for kind in ("trivial", "programs"):
+    for kind in args.kinds.split(","):
         got: dict[str, list[float]] = {"old": [], "new": []}
         for i in range(args.rounds):
             for which in ("old", "new") if i % 2 == 0 else ("new", "old"):
                 got[which].append(measure(getattr(args, which), kind, args))
         old, new = statistics.median(got["old"]), statistics.median(got["new"])
+        # the machine drifts between rounds: the difference within a round says more
+        diffs = sorted(n - o for o, n in zip(got["old"], got["new"], strict=True))
         summary[kind] = {"old_us": [round(x) for x in got["old"]],
                          "new_us": [round(x) for x in got["new"]],
                          "old_median_us": round(old), "new_median_us": round(new),
-                         "change": round(new / old - 1, 4)}
-        print(f"{kind:9} CPU per test: old {old:7.0f} us  new {new:7.0f} us  "
-              f"({new / old - 1:+.1%}; rounds old {summary[kind]['old_us']}, "
-              f"new {summary[kind]['new_us']})", flush=True)
+                         "paired_diff_median_us": round(statistics.median(diffs)),
+                         "paired_diffs_us": [round(d) for d in diffs]}
+        print(f"{kind:9} CPU per test: old {old:7.0f} us  new {new:7.0f} us  (medians); "
+              f"new - old within a round: median {statistics.median(diffs):+.0f} us "
+              f"(sorted {summary[kind]['paired_diffs_us']})", flush=True)
     print(json.dumps(summary))
 
 
