@@ -92,7 +92,6 @@ class WorkerCgroup:
         names = _V1 if self.version == 1 else _V2
         spec: dict[str, object] = {"procs": [os.path.join(d, "cgroup.procs") for d in self.dirs]}
         spec.update({k: os.path.join(self.memory, v) for k, v in names.items()})
-        spec["unlimited"] = "-1" if self.version == 1 else "max"
         return spec
 
     def pids(self) -> set[int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -23,13 +24,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import SandboxError
-from ..core.failures import NONZERO_EXIT, UNNAMED_SIGNAL
+from ..core.failures import NONZERO_EXIT
 from ..core.types import Test, TestResult, Verdict
 from .config import SandboxConfig
 from .cgroups import WorkerCgroup
 from .host import _HostPaths, _worker_env
 from .jobs import _Chunk, _Job, _test_input
-from .results import _SIGNALS, _compile_failure, _decode_result
+from .results import _SIGNALS, _compile_failure, _decode_result, _signal_name
+from .worker import EXIT_COMPILE_CPU
 
 __all__ = ["_WORKER", "_Worker", "_WorkerDied", "_WorkerTimeout", "_start_worker"]
 
@@ -39,6 +41,7 @@ _HEADER = struct.Struct("<BI")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
+@functools.cache
 def _worker_source() -> str:
     """worker.py's text: the worker runs it with ``-c``, so that no code object, frame or
     ``sys.argv`` of the interpreter a program inherits names the package's directory."""
@@ -58,7 +61,7 @@ class _ZygoteDied(_WorkerDied):
     """The zygote ended abnormally. While the pool awaited a test's result, one of the
     program's test children was running (or about to): that is the program's doing,
     since nothing else in the zygote's PID namespace runs its code. While loading, a
-    SIGXCPU or exit status 124 (worker.EXIT_COMPILE_CPU) is the compile's CPU budget
+    SIGXCPU or exit status worker.EXIT_COMPILE_CPU is the compile's CPU budget
     (the program's TLE); anything else there is handled as a dead worker."""
 
     def __init__(self, status: int, oom: bool) -> None:
@@ -74,8 +77,8 @@ class _ZygoteDied(_WorkerDied):
         if self.oom:
             return TestResult(id=test.id, verdict=Verdict.MLE, error="killed by the OOM killer")
         # the status is the program's to pick: named from the closed vocabulary only
-        error = (_SIGNALS.get(os.WTERMSIG(self.status), UNNAMED_SIGNAL)
-                 if os.WIFSIGNALED(self.status) else NONZERO_EXIT)
+        error = (_signal_name(os.WTERMSIG(self.status)) if os.WIFSIGNALED(self.status)
+                 else NONZERO_EXIT)
         return TestResult(id=test.id, verdict=Verdict.RE,
                           error=error, stderr=f"the program's zygote ended ({error})")
 
@@ -153,8 +156,7 @@ class _Worker:
             async with asyncio.timeout(load_grace) as deadline:
                 while True:
                     try:
-                        await self._run_once(chunk, deadline, load_grace, result_grace,
-                                             fault, tested)
+                        await self._run_once(chunk, deadline, result_grace, fault, tested)
                         return
                     except _ZygoteDied as died:
                         # A test child was running: the program ended its own zygote (the
@@ -172,8 +174,8 @@ class _Worker:
         except TimeoutError as exc:
             raise _WorkerTimeout("the worker sent no frame before its deadline") from exc
 
-    async def _run_once(self, chunk: _Chunk, deadline: asyncio.Timeout, load_grace: float,
-                        result_grace: float, fault: Callable[[Test, str], TestResult],
+    async def _run_once(self, chunk: _Chunk, deadline: asyncio.Timeout, result_grace: float,
+                        fault: Callable[[Test, str], TestResult],
                         tested: Callable[[TestResult], None]) -> None:
         """Load the chunk's program and run the tests it has not finished; a zygote
         that dies raises _ZygoteDied naming the test it was running (``head``)."""
@@ -184,7 +186,8 @@ class _Worker:
                 await self.load(job)
             except _ZygoteDied as died:
                 if ((os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) == signal.SIGXCPU)
-                        or (os.WIFEXITED(died.status) and os.WEXITSTATUS(died.status) == 124)):
+                        or (os.WIFEXITED(died.status)
+                            and os.WEXITSTATUS(died.status) == EXIT_COMPILE_CPU)):
                     # only compiling runs under a CPU limit in the zygote: the program's fault
                     job.error = ("CompileTimeLimit: compiling the program took more than its "
                                  "CPU budget")

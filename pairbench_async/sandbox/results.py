@@ -26,12 +26,14 @@ from ..core.failures import (
 from ..core.types import Test, TestResult, Verdict
 from .compare import compare_output, values_equal
 from .jobs import _ARGS, _Job
+from .worker import OPAQUE_KINDS
 
 __all__ = [
     "_FLAG_CONFINED",
     "_FLAG_WALL_TIMEOUT",
     "_RESULT",
     "_SIGNALS",
+    "_signal_name",
     "_compile_failure",
     "_decode_result",
 ]
@@ -44,6 +46,12 @@ _RESULT = struct.Struct("<iIqqqqqqIIII")
 _FLAG_WALL_TIMEOUT, _FLAG_CONFINED, _FLAG_OOM = 1, 2, 4
 _CHANNEL = msgspec.json.Decoder()
 _SIGNALS = {int(s): s.name for s in signal.Signals}
+
+
+def _signal_name(sig: int) -> str:
+    """A terminating signal in the closed vocabulary: its name, or one fixed word for a
+    number without one (the program picks the number)."""
+    return _SIGNALS.get(sig, UNNAMED_SIGNAL)
 
 
 def _compile_failure(test: Test, text: str) -> TestResult:
@@ -82,10 +90,6 @@ class _Report(msgspec.Struct):
 
 
 _REPORT = msgspec.json.Decoder(_Report)
-#: The ``$type`` words the child's normaliser writes for iterators and views (worker.py's
-#: ``normalise``); any other ``$type`` is a class name, which the program chooses.
-_OPAQUE_KINDS = frozenset({"generator", "map", "filter", "zip", "range", "list_iterator",
-                           "dict_keys", "dict_values", "dict_items", "reversed", "enumerate"})
 _NO_REPORT = _Report()
 
 
@@ -267,7 +271,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
             or common["memory_kb"] > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:
-        return result(Verdict.RE, error=_SIGNALS.get(sig, UNNAMED_SIGNAL))
+        return result(Verdict.RE, error=_signal_name(sig))
     if corrupt:
         return result(Verdict.RE, error=_CORRUPT)
     if exc is not None or code != 0:
@@ -306,7 +310,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
         if type(value) is dict and "$type" in value and not isinstance(expected, dict):
             kind = value["$type"]
             # the worker's own words for what has no JSON form; a class name is the program's
-            kind = kind if type(kind) is str and kind in _OPAQUE_KINDS else "object"
+            kind = kind if type(kind) is str and kind in OPAQUE_KINDS else "object"
             return with_value(Verdict.WA, value, mismatch="value",
                               error=f"returned a {kind}, which has no JSON value")
         try:

@@ -75,6 +75,10 @@ STDERR_TAIL = 4096
 COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
 EXIT_COMPILE_CPU = 124  # the zygote's status when its compile ran out of CPU (confine.c)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
+#: What a returned iterator or view is called in its ``{"$type": ...}`` (no JSON value);
+#: any other ``$type`` carries a class name, which the program chooses (results.py)
+OPAQUE_KINDS = frozenset({"generator", "map", "filter", "zip", "range", "list_iterator",
+                          "dict_keys", "dict_values", "dict_items", "reversed", "enumerate"})
 CHANNEL_CAP = 16 * 1024 * 1024
 
 # The only modules a zygote imports on a program's behalf (when its bytecode
@@ -149,7 +153,7 @@ class Config:
         self.stack_mb = raw["stack_mb"]
         self.pool_pid = raw["pool_pid"]
         self.expose_paths = raw["expose_paths"]
-        #: {"procs": [paths], "usage", "limit", "peak", "events": path} or None
+        #: {"procs": [paths], and a path for each role of CGROUP_FILES} or None
         self.cgroup = raw.get("cgroup")
 
 
@@ -229,7 +233,7 @@ def setup(cfg, confine, report, namespaces):
     namespace, or pivoting failed) the older view is kept: the host read-only with
     its writable trees hidden.
     """
-    report.update(readonly=False, minimal_root=False, proc=False, hidden=[], tmpfs=False,
+    report.update(readonly=False, minimal_root=False, hidden=[], tmpfs=False,
                   landlock=False, seccomp=False, setuid=False)
     errors = report["errors"]
     ruleset = -1
@@ -239,7 +243,7 @@ def setup(cfg, confine, report, namespaces):
         try:
             build_root(confine, cfg)
             cfg.scratch = SCRATCH
-            report["minimal_root"] = report["readonly"] = report["proc"] = True
+            report["minimal_root"] = report["readonly"] = True
         except OSError as exc:
             errors.append(f"minimal root: {exc}")
         if report["minimal_root"]:
@@ -549,10 +553,16 @@ def normalise(value, depth=0):
     if isinstance(value, complex):
         return {"$complex": [normalise(value.real), normalise(value.imag)]}
     kind = type(value).__name__
-    if kind in ("generator", "map", "filter", "zip", "range", "list_iterator", "dict_keys",
-                "dict_values", "dict_items", "reversed", "enumerate"):
+    if kind in OPAQUE_KINDS:
         return {"$type": kind}
     return {"$type": kind, "$repr": repr(value)[:200]}
+
+
+def exception_name(exc):
+    """The class name of ``exc`` when the class is that builtins object, else one fixed
+    word: a program names its own classes (core/failures.py maps the report again)."""
+    name = type(exc).__name__
+    return name if getattr(builtins, name, None) is type(exc) else "ProgramDefinedException"
 
 
 def format_exception(exc, filename, lines):
@@ -630,7 +640,7 @@ def execute(prog):
         if status:
             report["exc"] = "SystemExit"
     except BaseException as exc:
-        report["exc"] = type(exc).__name__ if getattr(builtins, type(exc).__name__, None) is type(exc) else "ProgramDefinedException"
+        report["exc"] = exception_name(exc)
         # numpy's _ArrayMemoryError is a MemoryError; a refused mmap is an ENOMEM OSError
         if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
             report["mem"] = True
@@ -644,7 +654,7 @@ def execute(prog):
             stream.flush()
         except BaseException as exc:
             if "exc" not in report:
-                report["exc"] = type(exc).__name__ if getattr(builtins, type(exc).__name__, None) is type(exc) else "ProgramDefinedException"
+                report["exc"] = exception_name(exc)
                 status = status or 1
     if prog.trace:
         report["lines"] = sorted(lines_hit)
@@ -691,7 +701,8 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         for fd in cgroup["procs"]:
             os.write(fd, b"0")
             os.close(fd)
-        os.pwrite(cgroup["limit"], cgroup["unlimited"], 0)  # compile under RLIMIT_AS alone
+        # compile under RLIMIT_AS alone
+        os.pwrite(cgroup["limit"], str(confine.LIMIT_LIFTED).encode(), 0)
     if cfg.full:
         # Before a byte of the program is read: from here on this process runs as
         # the sandbox uid, with no capability, under Landlock and the worker filter.
@@ -796,15 +807,12 @@ def _on_sigterm(signum, frame):
 
 def reap_all():
     """Wait for every child, and for the orphans reparented to us (we are the init of
-    the worker's PID namespace, or its subreaper), until none is left; returns how
-    many there were."""
-    n = 0
+    the worker's PID namespace, or its subreaper), until none is left."""
     while True:
         try:
             os.waitpid(-1, 0)
-            n += 1
         except ChildProcessError:
-            return n
+            return
         except InterruptedError:
             continue
 
@@ -812,14 +820,13 @@ def reap_all():
 def end_everything_below(pid_namespace):
     """Kill every process of the namespace but ourselves and reap them: nothing a
     program started outlives its zygote, whatever it did to its signals, session or
-    parent (init may signal all; kill(-1) spares only the caller). Returns how many
-    processes were reaped."""
+    parent (init may signal all; kill(-1) spares only the caller)."""
     if pid_namespace:
         try:
             os.kill(-1, signal.SIGKILL)
         except OSError:
             pass
-    return reap_all()
+    reap_all()
 
 
 def watch_owner(pid):
@@ -858,17 +865,26 @@ def wait_for_zygote(zygote, owner):
         os.close(zfd)
 
 
+#: The memory cgroup's files a zygote reads or writes per test (by role; cgroups.py
+#: names them for v1 and v2), and how each is opened.
+CGROUP_FILES = (("usage", os.O_RDONLY), ("limit", os.O_RDWR), ("peak", os.O_RDWR),
+                ("events", os.O_RDONLY), ("stat", os.O_RDONLY))
+
+
 def open_cgroup(spec):
     """The cgroup files a zygote needs, opened now, while they are reachable (the
     minimal root does not hold /sys) and the worker is privileged; None without."""
     if not spec:
         return None
     out = {"procs": [_high_fd(os.open(p, os.O_WRONLY | os.O_CLOEXEC)) for p in spec["procs"]]}
-    for key, flags in (("usage", os.O_RDONLY), ("limit", os.O_RDWR), ("peak", os.O_RDWR),
-                       ("events", os.O_RDONLY), ("stat", os.O_RDONLY)):
+    for key, flags in CGROUP_FILES:
         out[key] = _high_fd(os.open(spec[key], flags | os.O_CLOEXEC))
-    out["unlimited"] = spec["unlimited"].encode()
     return out
+
+
+def close_cgroup(cgroup):
+    for fd in cgroup["procs"] + [cgroup[key] for key, _ in CGROUP_FILES]:
+        os.close(fd)
 
 
 def oom_kills(cgroup):
@@ -880,7 +896,7 @@ def oom_kills(cgroup):
     return 0
 
 
-def stand_by(init, parent_fd):
+def stand_by(init, self_fd):
     """W once it has forked its init: only waits for it. SIGTERM (the pool's stop)
     kills the init, and with it, the kernel ends the whole PID namespace."""
     def on_term(signum, frame):
@@ -891,7 +907,7 @@ def stand_by(init, parent_fd):
 
     signal.signal(signal.SIGTERM, on_term)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-    os.close(parent_fd)
+    os.close(self_fd)
     while True:
         try:
             _, status = os.waitpid(init, 0)
@@ -949,7 +965,7 @@ def main():
             # The next child is PID 1 of the new PID namespace and serves as the
             # worker from here on: when it dies, for any reason, the kernel kills
             # every process of the namespace. This process only waits for it.
-            me = _high_fd(os.pidfd_open(os.getpid()))
+            self_fd = _high_fd(os.pidfd_open(os.getpid()))  # readable once W has died
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
             init = os.fork()
             if init:
@@ -958,15 +974,13 @@ def main():
                 if owner >= 0:
                     os.close(owner)
                 if cgroup is not None:
-                    for fd in cgroup["procs"] + [cgroup[k] for k in ("usage", "limit", "peak",
-                                                                      "events", "stat")]:
-                        os.close(fd)
-                stand_by(init, me)
+                    close_cgroup(cgroup)
+                stand_by(init, self_fd)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             confine.set_pdeathsig(signal.SIGKILL)
-            if select.select([me], [], [], 0)[0]:  # W died before the line above
+            if select.select([self_fd], [], [], 0)[0]:  # W died before the line above
                 os._exit(0)
-            os.close(me)
+            os.close(self_fd)
         else:
             confine.set_subreaper()  # a test child orphaned by its zygote comes here
         ruleset = setup(cfg, confine, report, namespaces)

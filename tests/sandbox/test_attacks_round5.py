@@ -39,13 +39,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import sysconfig
+from pathlib import Path
 
 import pytest
 
 from pairbench_async.core.failures import is_failure_name
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox.pool import SandboxPool
+
+sys.path.insert(0, str(Path(__file__).parent))
+import hostile_round4 as H  # noqa: E402
 
 SANITY = Program(source="print(int(input()) * 2)\n")
 LIMIT_MB = 32
@@ -74,17 +79,9 @@ def memory_cgroup_on(pool: SandboxPool) -> None:
 
 # ----------------------------------------------------------------------------- escape 1
 
-#: Reads the given host files in 1 MiB chunks, holding nothing (an honest program: the
-#: existing battery's STREAM_FILES), prints how many bytes.
-STREAM = r'''
-import json, sys
-total = 0
-for path in json.loads(sys.stdin.read()):
-    with open(path, "rb", buffering=0) as f:
-        while data := f.read(1 << 20):
-            total += len(data)
-print(total)
-'''
+#: Reads the given host files in 1 MiB chunks, holding nothing: an honest program (the
+#: round-4 battery's STREAM_FILES)
+STREAM = H.STREAM_FILES.source
 
 #: Holds n MiB in scratch files (6 MiB each: the file-size limit is the output cap), keeps
 #: them until it exits, prints how many MiB it holds.
