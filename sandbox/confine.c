@@ -1289,18 +1289,32 @@ static int write_number(int fd, unsigned long long value)
     return pwrite(fd, buf, (size_t)n, 0) == n ? 0 : -1;
 }
 
-/* The "oom_kill N" line of memory.oom_control (v1) or memory.events (v2). */
-static long long oom_kills(int fd)
+/* Read a cgroup file whole (up to size - 1 bytes) as text; 0 when it cannot be read. */
+static int read_text(int fd, char *buf, size_t size)
 {
-    char buf[1024];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ssize_t n = pread(fd, buf, size - 1, 0);
     if (n <= 0)
         return 0;
     buf[n] = 0;
-    for (char *line = buf; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (strncmp(line, "oom_kill ", 9) == 0)
-            return strtoll(line + 9, NULL, 10);
+    return 1;
+}
+
+/* The number of the line "key N" of a cgroup's key-value text (memory.stat,
+ * memory.events, memory.oom_control); 0 without one. */
+static long long keyed(const char *text, const char *key)
+{
+    size_t len = strlen(key);
+    for (const char *line = text; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, key, len) == 0 && line[len] == ' ')
+            return strtoll(line + len + 1, NULL, 10);
     return 0;
+}
+
+/* The OOM kills of memory.oom_control (v1) or memory.events (v2). */
+static long long oom_kills(int fd)
+{
+    char buf[1024];
+    return read_text(fd, buf, sizeof buf) ? keyed(buf, "oom_kill") : 0;
 }
 
 /* The page cache the cgroup holds (inactive_file + active_file of memory.stat): memory
@@ -1309,18 +1323,8 @@ static long long oom_kills(int fd)
 static long long file_cache(int fd)
 {
     char buf[4096];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    long long total = 0;
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    for (char *line = buf; line != NULL && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, "inactive_file ", 14) == 0)
-            total += strtoll(line + 14, NULL, 10);
-        else if (strncmp(line, "active_file ", 12) == 0)
-            total += strtoll(line + 12, NULL, 10);
-    }
-    return total;
+    return read_text(fd, buf, sizeof buf) ? keyed(buf, "inactive_file") + keyed(buf, "active_file")
+                                          : 0;
 }
 
 /* The scratch root as a fresh tmpfs root: no mode or time a test set survives it. */
@@ -1614,5 +1618,13 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__confine(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    /* what the zygote writes to lift its memory cgroup's limit (v1 and v2 alike) */
+    if (PyModule_AddObject(m, "LIMIT_LIFTED", PyLong_FromUnsignedLongLong(LIMIT_LIFTED)) != 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }
