@@ -9,7 +9,7 @@ from .core.errors import (
     ConfigError,
     ConfinementUnavailable,
     DatasetError,
-    HelperMissing,
+    NativeModuleMissing,
     PairbenchError,
     RateLimited,
     ResumeMismatch,
@@ -17,16 +17,18 @@ from .core.errors import (
     SandboxNotice,
     StoreError,
     TransientError,
-    WorkerCrashed,
 )
 from .core.types import (
     SCHEMA_VERSION,
     Checker,
+    Completion,
     Instance,
     Limits,
+    Message,
     Program,
     Test,
     TestResult,
+    Usage,
     Verdict,
 )
 from .core.version import __version__
@@ -37,11 +39,21 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
     from .cluster.ray_sandbox import RaySandbox
     from .datasets.files import DatasetRead, load_dataset, read_instances, write_instances
     from .models.client import OpenAIClient
-    from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
+    from .models.endpoint import EndpointSettings, parse_model_spec
+    from .models.interface import ContextModel, ModelClient
     from .models.offline import RulesFeedback, SimCandidate, TurnContext
     from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
     from .report.trajectory import Trajectory, TurnOutcome
-    from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
+    from .runlog.records import (
+        CallRecord,
+        EpisodeRecord,
+        HintRecord,
+        Record,
+        RunManifest,
+        SweepSetting,
+        TargetRecord,
+        TurnRecord,
+    )
     from .runner.evaluator import Evaluator, RunConfig, RunStatistics
     from .sandbox.interface import Sandbox, SandboxJob
     from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
@@ -52,12 +64,14 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
 _LAZY = {
     "DatasetRead": ".datasets.files", "load_dataset": ".datasets.files", "read_instances": ".datasets.files",
     "write_instances": ".datasets.files",
-    "EndpointSettings": ".models.endpoint", "ModelClient": ".models.endpoint",
+    "EndpointSettings": ".models.endpoint", "ContextModel": ".models.interface", "ModelClient": ".models.interface",
     "parse_model_spec": ".models.endpoint",
     "RulesFeedback": ".models.offline", "SimCandidate": ".models.offline", "TurnContext": ".models.offline",
     "ModelMetrics": ".report.metrics", "compute_metrics": ".report.metrics", "metrics_by_model": ".report.metrics",
     "Trajectory": ".report.trajectory", "TurnOutcome": ".report.trajectory",
-    "EpisodeRecord": ".runlog.records", "RunManifest": ".runlog.records", "TurnRecord": ".runlog.records",
+    "CallRecord": ".runlog.records", "EpisodeRecord": ".runlog.records", "HintRecord": ".runlog.records",
+    "Record": ".runlog.records", "RunManifest": ".runlog.records", "SweepSetting": ".runlog.records",
+    "TargetRecord": ".runlog.records", "TurnRecord": ".runlog.records",
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
     "OpenAIClient": ".models.client",
@@ -68,26 +82,32 @@ _LAZY = {
 
 __all__ = [
     "BadResponse",
+    "CallRecord",
     "Checker",
     "ClientError",
+    "Completion",
     "ConfigError",
     "ConfinementUnavailable",
+    "ContextModel",
     "DatasetError",
     "DatasetRead",
     "EndpointSettings",
     "EpisodeRecord",
     "Evaluator",
-    "HelperMissing",
+    "HintRecord",
     "Instance",
     "Limits",
+    "Message",
     "ModelClient",
     "ModelMetrics",
+    "NativeModuleMissing",
     "OpenAIClient",
     "PairbenchError",
     "Program",
     "RateLimited",
     "RayOptions",
     "RaySandbox",
+    "Record",
     "ResumeMismatch",
     "RulesFeedback",
     "RunConfig",
@@ -97,12 +117,14 @@ __all__ = [
     "Sandbox",
     "SandboxConfig",
     "SandboxError",
-    "SandboxNotice",
     "SandboxJob",
+    "SandboxNotice",
     "SandboxPool",
     "SandboxStatistics",
     "SimCandidate",
     "StoreError",
+    "SweepSetting",
+    "TargetRecord",
     "Test",
     "TestResult",
     "Trajectory",
@@ -110,9 +132,8 @@ __all__ = [
     "TurnContext",
     "TurnOutcome",
     "TurnRecord",
+    "Usage",
     "Verdict",
-    "WorkerCrashed",
-    "__version__",
     "compute_metrics",
     "load_dataset",
     "make_sandbox",

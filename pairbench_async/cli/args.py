@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..sandbox.config import SandboxConfig
     from ..sandbox.interface import Sandbox
 
-__all__ = ["add_sandbox_choice", "make_command_sandbox", "non_negative_float", "non_negative_int",
+__all__ = ["add_sandbox_choice", "add_sandbox_flags", "make_command_sandbox", "non_negative_float", "non_negative_int",
            "positive_float", "positive_int", "rate_range"]
 
 
@@ -81,6 +81,17 @@ def add_sandbox_choice(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-address", metavar="ADDR", default=None,
                    help="the Ray cluster to use with --sandbox ray (default: auto, the cluster "
                    "`ray start` started here, or RAY_ADDRESS)")
+
+
+def add_sandbox_flags(p: argparse.ArgumentParser) -> None:
+    """The pool's flags of ``exec`` and ``validate``: workers, confinement, where."""
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="sandbox worker processes (default: the number of cores)")
+    p.add_argument("--require-full-confinement", action="store_true",
+                   help="refuse to run when a confinement mechanism is missing")
+    p.add_argument("--no-confine", action="store_true",
+                   help="run with no confinement at all (benchmarking only; never for untrusted code)")
+    add_sandbox_choice(p)
 
 
 def make_command_sandbox(args: argparse.Namespace, config: SandboxConfig | None = None) -> Sandbox:

@@ -12,58 +12,36 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import ConfigError, DatasetError
-from ..core.types import Checker, Kind, Limits, Program, Test, TestResult
+from ..core.errors import ConfigError
+from ..core.types import Checker, Kind, Limits, Program, TestResult
+from ..datasets.files import read_tests
+from .args import add_sandbox_flags, non_negative_float, positive_float, positive_int
 
-__all__ = ["exec_command", "read_tests"]
+__all__ = ["add_exec_parser", "exec_command"]
 
-_TEST = msgspec.json.Decoder(Test)
-
-
-def _field_of(exc: msgspec.ValidationError) -> str | None:
-    """The field a msgspec validation message points at (``... - at `$.args```)."""
-    text = str(exc)
-    marker = "- at `$."
-    if marker in text:
-        return text.split(marker, 1)[1].rstrip("`")
-    return None
-
-
-def read_tests(path: str) -> list[Test]:
-    """Decode a JSON Lines tests file; any bad line raises :class:`DatasetError`."""
-    try:
-        with open(path, "rb") as f:
-            raw_lines = f.read().splitlines()
-    except OSError as exc:
-        raise DatasetError(path, None, None, f"cannot read: {exc.strerror}") from exc
-    tests: list[Test] = []
-    seen: set[str] = set()
-    for number, raw in enumerate(raw_lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            test = _TEST.decode(raw)
-        except msgspec.ValidationError as exc:
-            raise DatasetError(path, number, _field_of(exc), str(exc).split(" - at ")[0]) from exc
-        except msgspec.DecodeError as exc:
-            raise DatasetError(path, number, None, f"not valid JSON ({exc})") from exc
-        if test.kind == "stdio" and test.input is None:
-            raise DatasetError(path, number, "input", "a stdio test needs `input` (or `args` for a call test)")
-        if test.kind == "stdio" and test.output is None:
-            # with nothing to compare, every program would get AC
-            raise DatasetError(path, number, "output", "a stdio test needs its expected `output`")
-        if test.kind == "call" and test.expected is msgspec.UNSET:
-            raise DatasetError(path, number, "expected", "a call test needs `expected`")
-        if test.id in seen:
-            raise DatasetError(path, number, "id", f"duplicate test id {test.id!r}")
-        seen.add(test.id)
-        tests.append(test)
-    if not tests:
-        raise DatasetError(path, None, None, "no tests in file")
-    kinds = {t.kind for t in tests}
-    if len(kinds) > 1:
-        raise DatasetError(path, None, None, "mixes stdio and call tests; use one kind per file")
-    return tests
+def add_exec_parser(sub: Any) -> None:
+    ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
+                        description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
+                        "sandbox; print one JSON object per test, in test order.")
+    ex.add_argument("program", metavar="PROGRAM", help="Python source file")
+    ex.add_argument("--tests", required=True, metavar="TESTS.jsonl",
+                    help='stdio {"id","input","output"} or call {"id","args","kwargs","expected"}')
+    ex.add_argument("--time-limit", type=positive_float, default=2.0, metavar="SECONDS",
+                    help="CPU seconds per test (default 2)")
+    ex.add_argument("--wall-limit", type=positive_float, default=None, metavar="SECONDS",
+                    help="wall-clock seconds per test (default 3 x time limit + 1)")
+    ex.add_argument("--memory-limit", type=positive_int, default=256, metavar="MB",
+                    help="memory budget in MB (default 256)")
+    ex.add_argument("--output-limit", type=positive_int, default=8 * 1024 * 1024, metavar="BYTES",
+                    help="stdout bytes kept; more is OLE (default 8 MiB)")
+    ex.add_argument("--entry", metavar="NAME", help="entry point for function-call tests")
+    ex.add_argument("--trace", action="store_true",
+                    help="record the executed lines of the program (reference traces)")
+    ex.add_argument("--checker", choices=("tokens", "exact"), default="tokens",
+                    help="output comparison (default: tokens, numbers within 1e-8)")
+    ex.add_argument("--float-tol", type=non_negative_float, default=1e-8, metavar="TOL",
+                    help="absolute and relative tolerance for numeric tokens (default 1e-8)")
+    add_sandbox_flags(ex)
 
 
 def _row(result: TestResult, trace: bool) -> dict[str, Any]:

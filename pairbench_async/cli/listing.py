@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-__all__ = ["list_command"]
+from typing import Any
+
+__all__ = ["add_list_parsers", "list_command"]
+
+
+def add_list_parsers(sub: Any) -> None:
+    """``list protocols|metrics|datasets`` and its alias ``metrics``."""
+    ls = sub.add_parser("list", help="what is available: protocols, metrics, datasets",
+                        description="List the protocols (with their properties and sources), the "
+                        "metrics (formula, direction, source) or the datasets (bundled fixtures and "
+                        "importable formats).")
+    ls.add_argument("what", choices=("protocols", "metrics", "datasets"))
+    sub.add_parser("metrics", help="every metric with its direction, formula and source (= list metrics)",
+                   description="Every metric the reports show: name, direction, meaning, formula, source.")
 
 
 def _protocols() -> str:

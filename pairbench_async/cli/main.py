@@ -4,8 +4,10 @@ Subcommands import what they need lazily, so that ``exec`` (which is timed from
 its own start) does not pay for HTTP clients or progress bars.
 
 Exit codes: 0 success (whatever the verdicts), 1 a finding the command exists to
-report (e.g. ``validate`` found problems), 2 bad arguments or input files,
-3 the sandbox could not run.
+report (e.g. ``validate`` found problems, episodes ended in error), 2 bad arguments,
+input files or a record store that cannot be read or resumed, 3 the sandbox could
+not run, 4 a model endpoint failed outside any episode (an episode's failure is
+data: it ends that episode), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..core.errors import ConfigError, PairbenchError, SandboxError, StoreError
-from .args import add_sandbox_choice, non_negative_float, rate_range
-from .args import positive_float as _positive_float
-from .args import positive_int as _positive_int
+from ..core.errors import ClientError, ConfigError, PairbenchError, SandboxError, StoreError
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX = 0, 1, 2, 3
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX, EXIT_MODEL = 0, 1, 2, 3, 4
 
 
 def _prog() -> str:
@@ -45,22 +44,13 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     logger.propagate = False
 
 
-def _add_sandbox_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=_positive_int, default=None,
-                   help="sandbox worker processes (default: the number of cores)")
-    p.add_argument("--require-full-confinement", action="store_true",
-                   help="refuse to run when a confinement mechanism is missing")
-    p.add_argument("--no-confine", action="store_true",
-                   help="run with no confinement at all (benchmarking only; never for untrusted code)")
-    add_sandbox_choice(p)
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=_prog(),
         description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
         epilog="Exit status: 0 success; 1 a finding (episodes ended in error, validate found "
-               "problems); 2 bad arguments or input files; 3 the sandbox could not run; 130 interrupted.",
+               "problems); 2 bad arguments, input files or records; 3 the sandbox could not run; "
+               "4 a model endpoint failed outside an episode; 130 interrupted.",
     )
     from ..core.version import __version__
 
@@ -79,50 +69,15 @@ def _parser() -> argparse.ArgumentParser:
 
     add_report_arguments(rep)
 
-    ex = sub.add_parser("exec", help="run one program on a tests file in the sandbox",
-                        description="Run PROGRAM on every test of TESTS (JSON Lines) in the "
-                        "sandbox; print one JSON object per test, in test order.")
-    ex.add_argument("program", metavar="PROGRAM", help="Python source file")
-    ex.add_argument("--tests", required=True, metavar="TESTS.jsonl",
-                    help='stdio {"id","input","output"} or call {"id","args","kwargs","expected"}')
-    ex.add_argument("--time-limit", type=_positive_float, default=2.0, metavar="SECONDS",
-                    help="CPU seconds per test (default 2)")
-    ex.add_argument("--wall-limit", type=_positive_float, default=None, metavar="SECONDS",
-                    help="wall-clock seconds per test (default 3 x time limit + 1)")
-    ex.add_argument("--memory-limit", type=_positive_int, default=256, metavar="MB",
-                    help="memory budget in MB (default 256)")
-    ex.add_argument("--output-limit", type=_positive_int, default=8 * 1024 * 1024, metavar="BYTES",
-                    help="stdout bytes kept; more is OLE (default 8 MiB)")
-    ex.add_argument("--entry", metavar="NAME", help="entry point for function-call tests")
-    ex.add_argument("--trace", action="store_true",
-                    help="record the executed lines of the program (reference traces)")
-    ex.add_argument("--checker", choices=("tokens", "exact"), default="tokens",
-                    help="output comparison (default: tokens, numbers within 1e-8)")
-    ex.add_argument("--float-tol", type=non_negative_float, default=1e-8, metavar="TOL",
-                    help="absolute and relative tolerance for numeric tokens (default 1e-8)")
-    _add_sandbox_flags(ex)
+    from .exec import add_exec_parser
 
-    va = sub.add_parser("validate", help="check a dataset: references pass, buggy pass rates",
-                        description="Run every reference (must pass all its tests) and every buggy "
-                        "program (its pass rate is reported) in the sandbox. Default dataset: the "
-                        "bundled fixtures.")
-    va.add_argument("dataset", nargs="*", metavar="DATASET", help="JSON Lines instance files")
-    va.add_argument("--json", action="store_true", help="print a JSON summary")
-    va.add_argument("--verbose", action="store_true", help="with --json: include every instance")
-    va.add_argument("--skip-invalid", action="store_true",
-                    help="skip (and count) malformed lines instead of stopping at the first")
-    va.add_argument("--pass-rate", type=rate_range, default=(0.10, 0.55), metavar="LO:HI",
-                    help="expected buggy pass-rate range (outside it: a warning)")
-    _add_sandbox_flags(va)
+    add_exec_parser(sub)
+    from .validate import add_validate_parser
 
-    ls = sub.add_parser("list", help="what is available: protocols, metrics, datasets",
-                        description="List the protocols (with their properties and sources), the "
-                        "metrics (formula, direction, source) or the datasets (bundled fixtures and "
-                        "importable formats).")
-    ls.add_argument("what", choices=("protocols", "metrics", "datasets"))
-    sub.add_parser("metrics", help="every metric with its direction, formula and source (= list metrics)",
-                   description="Every metric the reports show: name, direction, meaning, formula, source.")
+    add_validate_parser(sub)
+    from .listing import add_list_parsers
 
+    add_list_parsers(sub)
     from .export import add_export_parser
 
     add_export_parser(sub)
@@ -198,9 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except PairbenchError as exc:
+    except ClientError as exc:
+        print(f"model error: {exc}", file=sys.stderr)
+        return EXIT_MODEL
+    except PairbenchError as exc:  # a kind of error added later and not mapped above
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_SANDBOX
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import msgspec
 
 from ..datasets.files import load_dataset
 from ..datasets.validate import validate_instances
+from .args import add_sandbox_flags, rate_range
 
-__all__ = ["validate_command"]
+__all__ = ["add_validate_parser", "validate_command"]
+
+
+def add_validate_parser(sub: Any) -> None:
+    va = sub.add_parser("validate", help="check a dataset: references pass, buggy pass rates",
+                        description="Run every reference (must pass all its tests) and every buggy "
+                        "program (its pass rate is reported) in the sandbox. Default dataset: the "
+                        "bundled fixtures.")
+    va.add_argument("dataset", nargs="*", metavar="DATASET", help="JSON Lines instance files")
+    va.add_argument("--json", action="store_true", help="print a JSON summary")
+    va.add_argument("--verbose", action="store_true", help="with --json: include every instance")
+    va.add_argument("--skip-invalid", action="store_true",
+                    help="skip (and count) malformed lines instead of stopping at the first")
+    va.add_argument("--pass-rate", type=rate_range, default=(0.10, 0.55), metavar="LO:HI",
+                    help="expected buggy pass-rate range (outside it: a warning)")
+    add_sandbox_flags(va)
 
 
 async def validate_command(args: argparse.Namespace) -> int:

@@ -13,9 +13,8 @@ budget, a sandbox that cannot run anything, a record store that cannot be resume
     │   ├── TransientError        5xx, resets, timeouts after the retry budget
     │   └── BadResponse           the endpoint answered something unusable
     ├── SandboxError              the sandbox itself failed (never the program)
-    │   ├── HelperMissing         the native confinement module is not built
-    │   ├── ConfinementUnavailable  full confinement was required but is missing
-    │   └── WorkerCrashed         a worker died twice on the same job
+    │   ├── NativeModuleMissing   the native confinement module is not built
+    │   └── ConfinementUnavailable  full confinement was required but is missing
     └── StoreError                the record store cannot be written or read
         └── ResumeMismatch        --resume with parameters that differ from the run's
 """
@@ -28,7 +27,7 @@ __all__ = [
     "ConfigError",
     "ConfinementUnavailable",
     "DatasetError",
-    "HelperMissing",
+    "NativeModuleMissing",
     "PairbenchError",
     "RateLimited",
     "ResumeMismatch",
@@ -36,7 +35,6 @@ __all__ = [
     "SandboxNotice",
     "StoreError",
     "TransientError",
-    "WorkerCrashed",
 ]
 
 
@@ -82,8 +80,9 @@ class SandboxError(PairbenchError):
     """The sandbox failed; this is never the evaluated program's own failure."""
 
 
-class HelperMissing(SandboxError):
-    """The native confinement module (built from sandbox/) cannot be loaded."""
+class NativeModuleMissing(SandboxError):
+    """The native confinement module (``sandbox/confine.c``, built as
+    ``pairbench_async.sandbox._confine``) cannot be found: the package was not built."""
 
 
 class ConfinementUnavailable(SandboxError):
@@ -93,10 +92,6 @@ class ConfinementUnavailable(SandboxError):
 class SandboxNotice(UserWarning):
     """Said once when a pool starts: a layer that only root may have is replaced by its
     fallback (as an ordinary user, no cgroup: memory is counted by hand)."""
-
-
-class WorkerCrashed(SandboxError):
-    """A sandbox worker died while running a job, and the retry died too."""
 
 
 class StoreError(PairbenchError):

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.errors import ClientError, ConfigError, SandboxError
 from ..core.types import Completion, Instance, Message, Program, Test, TestResult
+from ..models.interface import ContextModel
 from ..models.offline import TurnContext, stable_seed
 from ..protocol.extract import extract_code
 from ..protocol.prompts import fence_for, fenced
@@ -153,7 +154,7 @@ class _Build:
         self.scan = scan
         self.pool = pool
         self.model = model
-        self.simulated = bool(getattr(model, "uses_context", False))
+        self.simulated = isinstance(model, ContextModel)
         self.writer = writer
         self.prior = prior
         self.on_record = on_record
@@ -257,5 +258,5 @@ class _Build:
             return result
         context = TurnContext(instance=target, program=program, turn=turn, level=SIM_LEVEL,
                               target_lines=[], evidence=None, seed=seed, protocol=FORMAT)
-        result = await self.model.complete(messages, context=context)
+        result = await self.model.complete_in_context(messages, context)
         return result

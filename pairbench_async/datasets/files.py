@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import DatasetError
-from ..core.types import Instance
+from ..core.types import Instance, Test
 from ..protocol.leakage import HiddenData, hidden_data, hidden_quotes
 
 __all__ = [
@@ -28,11 +28,13 @@ __all__ = [
     "dataset_hash",
     "load_dataset",
     "read_instances",
+    "read_tests",
     "write_instances",
 ]
 
 _DECODER = msgspec.json.Decoder(Instance)
 _ENCODER = msgspec.json.Encoder()
+_TEST = msgspec.json.Decoder(Test)
 
 
 class DatasetRead(msgspec.Struct):
@@ -54,9 +56,47 @@ def bundled_dataset() -> list[Path]:
 
 
 def _field(exc: msgspec.ValidationError) -> str | None:
+    """The field a msgspec validation message points at (``... - at `$.args```)."""
     text = str(exc)
     marker = "- at `$."
     return text.split(marker, 1)[1].rstrip("`") if marker in text else None
+
+
+def read_tests(path: str) -> list[Test]:
+    """Decode a JSON Lines tests file; any bad line raises :class:`DatasetError`."""
+    try:
+        with open(path, "rb") as f:
+            raw_lines = f.read().splitlines()
+    except OSError as exc:
+        raise DatasetError(path, None, None, f"cannot read: {exc.strerror}") from exc
+    tests: list[Test] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            test = _TEST.decode(raw)
+        except msgspec.ValidationError as exc:
+            raise DatasetError(path, number, _field(exc), str(exc).split(" - at ")[0]) from exc
+        except msgspec.DecodeError as exc:
+            raise DatasetError(path, number, None, f"not valid JSON ({exc})") from exc
+        if test.kind == "stdio" and test.input is None:
+            raise DatasetError(path, number, "input", "a stdio test needs `input` (or `args` for a call test)")
+        if test.kind == "stdio" and test.output is None:
+            # with nothing to compare, every program would get AC
+            raise DatasetError(path, number, "output", "a stdio test needs its expected `output`")
+        if test.kind == "call" and test.expected is msgspec.UNSET:
+            raise DatasetError(path, number, "expected", "a call test needs `expected`")
+        if test.id in seen:
+            raise DatasetError(path, number, "id", f"duplicate test id {test.id!r}")
+        seen.add(test.id)
+        tests.append(test)
+    if not tests:
+        raise DatasetError(path, None, None, "no tests in file")
+    kinds = {t.kind for t in tests}
+    if len(kinds) > 1:
+        raise DatasetError(path, None, None, "mixes stdio and call tests; use one kind per file")
+    return tests
 
 
 def _context_leaks(inst: Instance) -> list[str]:

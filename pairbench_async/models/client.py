@@ -1,5 +1,5 @@
-"""The OpenAI-compatible HTTP client (the ``ModelClient`` protocol and the endpoint
-settings are in :mod:`.endpoint`, re-exported here).
+"""The OpenAI-compatible HTTP client, a :class:`~.interface.ModelClient` (the endpoint
+settings it takes are in :mod:`.endpoint`).
 
 This module owns everything about talking to a chat-completions endpoint: the
 per-endpoint limits, the retry policy and the translation of
@@ -78,10 +78,8 @@ from aiolimiter import AsyncLimiter
 from ..core.errors import BadResponse, ClientError, ConfigError, RateLimited, TransientError
 from ..core.types import Completion, Message, Usage
 from .endpoint import (
-    ASSUMED_COMPLETION_TOKENS,
     ClientStatistics,
     EndpointSettings,
-    ModelClient,
     estimate_prompt_tokens,
     estimate_tokens,
     parse_model_spec,
@@ -99,15 +97,7 @@ from .http_outcomes import (
 #: ``-v`` shows retries (INFO); failures that end a call surface as exceptions, not logs
 _log = logging.getLogger("pairbench_async.models")
 
-__all__ = [
-    "ASSUMED_COMPLETION_TOKENS",
-    "ClientStatistics",
-    "EndpointSettings",
-    "ModelClient",
-    "OpenAIClient",
-    "estimate_tokens",
-    "parse_model_spec",
-]
+__all__ = ["OpenAIClient"]
 
 #: Extra delay on top of an honoured Retry-After, as a fraction of it (uniform).
 _RETRY_AFTER_JITTER = 0.1
@@ -161,10 +151,13 @@ class OpenAIClient:
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         wall_clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
+        name: str | None = None,
     ) -> None:
         if not model or any(ch.isspace() for ch in model):
             raise ConfigError(f"model name {model!r} is empty or contains whitespace")
         self.model = model
+        #: what the records call this model: the spec it was made from, else ``openai:MODEL``
+        self.name = name if name is not None else f"openai:{model}"
         self.settings = settings if settings is not None else EndpointSettings()
         self._url = self.settings.base_url.rstrip("/") + "/chat/completions"
         self._clock = clock
@@ -188,7 +181,7 @@ class OpenAIClient:
         settings = settings if settings is not None else EndpointSettings()
         if base_url is not None:
             settings = msgspec.structs.replace(settings, base_url=base_url)
-        return cls(model, settings)
+        return cls(model, settings, name=spec)
 
     def __repr__(self) -> str:
         return f"OpenAIClient(model={self.model!r}, base_url={self.settings.base_url!r})"

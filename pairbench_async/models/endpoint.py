@@ -3,7 +3,7 @@
 ``parse_model_spec`` reads the spec strings (``openai:MODEL[@BASE_URL]``, ``sim:...``,
 ``rules``, ``replay:...``); :class:`EndpointSettings` holds one endpoint's limits, retry
 policy, request defaults and prices (the *name* of the API key's variable, never the
-key); :class:`ModelClient` is the protocol every model implements. No aiohttp here:
+key); the protocol every model meets is in :mod:`.interface`. No aiohttp here:
 offline runs and tools that only read configs never import the HTTP stack
 (:mod:`.client` does).
 """
@@ -13,19 +13,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import msgspec
 
 from ..core.errors import ConfigError
-from ..core.types import Completion, Message
+from ..core.types import Message
 
 __all__ = [
     "ASSUMED_COMPLETION_TOKENS",
     "ClientStatistics",
     "EndpointSettings",
-    "ModelClient",
     "estimate_prompt_tokens",
     "estimate_tokens",
     "parse_model_spec",
@@ -41,26 +39,6 @@ _URL_SUFFIX_RE = re.compile(r"@(https?://\S+)\Z")
 _HOSTLIKE_RE = re.compile(r"@[\w.+-]+(:\d*)?/")
 #: what may follow '@' inside a model name: a version tag such as Vertex AI's ``@20240229``
 _VERSION_TAG_RE = re.compile(r"@\d[\w.-]*\Z")
-
-
-@runtime_checkable
-class ModelClient(Protocol):
-    """Anything that answers chat messages: the HTTP client, offline models, fakes."""
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> Completion:
-        """Answer ``messages``; raise a ``ClientError`` when no usable answer comes."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release connections; the client is unusable afterwards."""
-        ...
 
 
 def _check_base_url(url: str) -> str | None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
 from ..core.types import Completion, Message
 from ..runlog.records import TurnRecord
 from ..runlog.store import read_records
+
+if TYPE_CHECKING:
+    from ..protocol.context import TurnContext
 
 __all__ = ["ReplayModel"]
 
@@ -28,7 +31,6 @@ class ReplayModel:
     :class:`ConfigError`: the replay does not match this run's parameters.
     """
 
-    uses_context = True
 
     def __init__(self, path: str, name: str) -> None:
         where, _, source = path.partition("#")
@@ -51,9 +53,13 @@ class ReplayModel:
                     key = (rec.instance_id, rec.seed, rec.protocol, rec.turn, call.role)
                     self._answers.setdefault(key, []).append(call.text)
 
-    async def complete(self, messages: Sequence[Message], *, context: Any = None, **_: Any) -> Completion:
-        if context is None:
-            raise ConfigError("replay models need the orchestrator's context")
+    async def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Completion:
+        """Refused: an answer is found by the turn's context (the evaluator calls
+        :meth:`complete_in_context`)."""
+        raise ConfigError("replay models need the orchestrator's context")
+
+    async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
         role = "feedback" if context.evidence is not None else "candidate"
         texts = self._answers.get((context.instance.id, context.seed, context.protocol, context.turn, role))
         index = context.attempt if role == "feedback" else 0

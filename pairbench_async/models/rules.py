@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from ..core.errors import ClientError, ConfigError
 from ..core.types import Completion, Message
@@ -47,8 +47,6 @@ def _sentence(text: str) -> str:
 
 class RulesFeedback:
     """The deterministic rule-based feedback model ``rules``; see the module docstring."""
-
-    uses_context: ClassVar[bool] = True
 
     def __init__(self, name: str = "rules") -> None:
         self.name = name
@@ -177,13 +175,15 @@ class RulesFeedback:
         temperature: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
-        context: TurnContext | None = None,
     ) -> Completion:
+        """Refused: an offline model cannot work from text alone (the evaluator calls
+        :meth:`complete_in_context`)."""
+        raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
+
+    async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
         """Write the hint for ``context``; the messages only count towards usage."""
         if self._closed:
             raise ClientError(f"{self!r} is closed")
-        if context is None:
-            raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
         text = self.hint(context)
         await asyncio.sleep(0)
         return Completion(

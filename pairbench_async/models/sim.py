@@ -34,7 +34,7 @@ import asyncio
 import math
 import random
 from collections.abc import Sequence
-from typing import ClassVar, Final, Literal
+from typing import Final, Literal
 
 import msgspec
 
@@ -109,8 +109,6 @@ def _check_latency(latency: float) -> float:
 class SimCandidate:
     """The seeded simulated candidate ``sim:SKILL``; see the module docstring."""
 
-    uses_context: ClassVar[bool] = True
-
     def __init__(self, skill: float, *, latency: float = 0.0, name: str | None = None) -> None:
         self.skill = _check_skill(skill)
         self.latency = _check_latency(latency)
@@ -171,13 +169,15 @@ class SimCandidate:
         temperature: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
-        context: TurnContext | None = None,
     ) -> Completion:
-        """Revise ``context.program``; ``temperature``, ``max_tokens`` and ``seed`` are ignored."""
+        """Refused: an offline model cannot work from text alone (the evaluator calls
+        :meth:`complete_in_context`)."""
+        raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
+
+    async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
+        """Revise ``context.program``."""
         if self._closed:
             raise ClientError(f"{self!r} is closed")
-        if context is None:
-            raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
         revision = self.revise(context)
         changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2
                       in self._diff(context.program, revision.program) if tag != "equal")

@@ -10,7 +10,7 @@ calls fail at once with the first failure's message. Every ``reprobe`` seconds o
 call is let through again; an answer closes the breaker for good. A model that has
 answered once is never stopped: a later outage or a refused prompt costs only the
 episodes it hits, as the client's retry budget decides. Offline models
-(``uses_context``) are not wrapped at all.
+(:class:`~..models.interface.ContextModel`) are not wrapped at all.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class CircuitOpen(ClientError):
 
 
 class CircuitBreaker:
-    """Wraps a model client; forwards everything else (``uses_context``, ``name``...)."""
+    """Wraps a model client; forwards everything else (``name``, ``statistics``...)."""
 
     def __init__(self, model: Any, spec: str, threshold: int = 3, probes: int = 2, reprobe: float = 30.0,
                  clock: Callable[[], float] = time.monotonic) -> None:

@@ -7,7 +7,8 @@ scheduling machinery.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Any
 
 import msgspec
 
@@ -16,16 +17,43 @@ from ..protocol.policy import PolicyConfig
 from ..protocol.protocols import PROTOCOLS
 from ..protocol.scenarios import ScenarioConfig
 
-__all__ = ["RunConfig", "RunStatistics"]
+__all__ = ["RunConfig", "RunStatistics", "model_name"]
+
+
+def model_name(model: Any) -> str:
+    """What the records call a model given as a spec string or as a client object.
+
+    An object must be a :class:`~..models.interface.ModelClient` or a
+    :class:`~..models.interface.ContextModel`, with a non-empty ``name``.
+    """
+    from ..models.interface import ContextModel, ModelClient
+
+    if isinstance(model, str):
+        return model
+    if not isinstance(model, (ModelClient, ContextModel)):
+        raise ConfigError(f"{model!r} is neither a model spec nor a model: a model object needs a `name` "
+                          "and `async complete(messages, *, temperature, max_tokens, seed)` (ModelClient)")
+    name = model.name
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise ConfigError(f"{model!r}: a model's name must be a non-empty string without surrounding "
+                          f"spaces (got {name!r})")
+    return name
 
 
 class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The parameters of a sweep (everything that decides its numbers)."""
+    """The parameters of a sweep (everything that decides its numbers).
 
-    candidates: list[str] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
-    feedback: str = "rules"
-    #: the leakage validator's LLM judge (``openai:MODEL[@URL]``); None: the rules alone
-    validator: str | None = None
+    ``candidates``, ``feedback`` and ``validator`` each take a spec string
+    (``openai:MODEL[@URL]``, ``sim:SKILL``, ``rules``, ``replay:PATH``) or a model object
+    of the embedder's own (:class:`~..models.interface.ModelClient`), recorded under its
+    ``name``.
+    """
+
+    candidates: list[Any] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
+    feedback: Any = "rules"
+    #: the leakage validator's LLM judge (``openai:MODEL[@URL]`` or a model object);
+    #: None: the rules alone
+    validator: Any = None
     protocols: list[str] = msgspec.field(default_factory=lambda: ["pair"])
     runs: int = 1
     seed: int = 0
@@ -47,18 +75,48 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         self.validate(models=None)
 
-    def validate(self, models: Collection[str] | None = ()) -> None:
+    def named(self) -> tuple[RunConfig, dict[str, Any]]:
+        """This configuration with every model object replaced by its name, and those
+        objects by name (what the evaluator calls instead of making a client)."""
+        given: dict[str, Any] = {}
+        for ref in (*self.candidates, self.feedback, self.validator):
+            if ref is None or isinstance(ref, str):
+                continue
+            name = model_name(ref)
+            if given.setdefault(name, ref) is not ref:
+                raise ConfigError(f"two different model objects are both named {name!r}")
+        if not given:
+            return self, given
+        config = msgspec.structs.replace(
+            self, candidates=[model_name(c) for c in self.candidates], feedback=model_name(self.feedback),
+            validator=None if self.validator is None else model_name(self.validator))
+        return config, given
+
+    def model_names(self) -> list[str]:
+        """Every model this configuration calls, by name: candidates, feedback, judge."""
+        refs = [*self.candidates, self.feedback, *([self.validator] if self.validator is not None else [])]
+        return list(dict.fromkeys(model_name(r) for r in refs))
+
+    def validate(self, models: Collection[str] | Mapping[str, Any] | None = ()) -> None:
         """Every parameter checked before anything is written (a ``--sweep`` point too:
         ``msgspec.structs.replace`` does not run ``__post_init__``).
 
         ``models``: the specs an embedder supplies its own clients for (any name
         goes); every other spec must be one this package can make. None skips that
-        check (at construction, when the clients are not known yet).
+        check (at construction, when the clients are not known yet). A model given
+        as an object is checked for the protocol and a name.
         """
-        from ..models.endpoint import parse_model_spec
-
         if not self.candidates:
             raise ConfigError("at least one candidate model is needed")
+        config, given = self.named()  # an object's name is checked here, and needs no spec syntax
+        config._check(supplied={*(models or ()), *given}, known=models is not None)
+
+    def _check(self, *, supplied: Collection[str], known: bool) -> None:
+        """:meth:`validate` on a configuration of names: ``supplied`` are the models given
+        as clients; with ``known``, every other spec must be one this package can make."""
+        from ..models.endpoint import parse_model_spec
+        from ..models.offline import OFFLINE_SCHEMES, parse_offline_spec
+
         for what, values in (("--candidate", self.candidates), ("--protocol", self.protocols),
                              ("--prompt-style", self.prompt_styles)):
             twice = sorted({v for v in values if values.count(v) > 1})
@@ -68,19 +126,18 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigError("'rules' is a feedback model (it writes hints, not programs); use it as "
                               "--feedback rules, and sim:SKILL as an offline candidate")
         for spec in (*self.candidates, self.feedback):
+            if spec in supplied:
+                continue
             scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
-            if scheme in ("sim", "rules"):
-                from ..models.offline import parse_offline_spec
-
+            if scheme in OFFLINE_SCHEMES:
                 parse_offline_spec(spec)
-            elif scheme not in ("openai", "replay") and models is not None and spec not in models:
+            elif scheme not in ("openai", "replay") and known:
                 raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
                                   "replay:PATH)")
-        if self.validator is not None:
+        if self.validator is not None and self.validator not in supplied:
             scheme, _, _ = parse_model_spec(self.validator)
             # an offline model writes hints, not verdicts; replay cannot tell a verdict call apart
-            if scheme in ("sim", "rules", "replay") or (
-                    scheme != "openai" and models is not None and self.validator not in models):
+            if scheme in (*OFFLINE_SCHEMES, "replay") or (scheme != "openai" and known):
                 raise ConfigError(f"--validator-model {self.validator!r}: the judge must be a real model, "
                                   "openai:MODEL[@URL]")
         for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",

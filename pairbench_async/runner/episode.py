@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
 from ..core.errors import ClientError, ConfigError, SandboxError
 from ..core.types import Completion, Instance, Message, TestResult, Verdict
+from ..models.interface import ContextModel, ModelClient
 from ..protocol.context import TurnContext
 from ..protocol.extract import extract_code
 from ..protocol.leakage import HiddenData, ValidationPolicy
@@ -52,10 +53,6 @@ class EpisodeSpec(msgspec.Struct, frozen=True):
     seed: int
 
 
-class Model(Protocol):
-    async def complete(self, messages: Sequence[Message], **kw: Any) -> Completion: ...
-
-
 class EpisodeEnv(msgspec.Struct):
     """What an episode needs from the run: evaluation, traces, shapes, parameters."""
 
@@ -77,10 +74,13 @@ class EpisodeEnv(msgspec.Struct):
     validator: Any = None
 
 
-async def _call(model: Any, messages: list[Message], env: EpisodeEnv, context: TurnContext) -> Completion:
-    if getattr(model, "uses_context", False):
-        return await model.complete(messages, context=context)
-    return await model.complete(messages, temperature=env.temperature, max_tokens=env.max_tokens,
+async def _call(model: ModelClient | ContextModel, messages: list[Message], context: TurnContext, *,
+                temperature: float | None, max_tokens: int | None) -> Completion:
+    """One model call: a :class:`ContextModel` answers from the context, any other
+    :class:`ModelClient` from the messages with the run's sampling settings."""
+    if isinstance(model, ContextModel):
+        return await model.complete_in_context(messages, context)
+    return await model.complete(messages, temperature=temperature, max_tokens=max_tokens,
                                 seed=context.seed & 0x7FFFFFFF)
 
 
@@ -115,95 +115,135 @@ async def run_episode(
     protocol = PROTOCOLS.get(spec.protocol)
     if protocol is None:
         raise ConfigError(f"unknown protocol {spec.protocol!r} (known: {', '.join(PROTOCOLS)})")
-    rates: list[float] = [r.pass_rate for r in prior]
-    turn_no = len(prior)
-
-    def base(**kw: Any) -> dict[str, Any]:
-        return dict(run_id=spec.run_id, episode_id=spec.episode_id, instance_id=instance.id,
-                    model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed, **kw)
-
-    async def finish(status: str, turns: int, reason: str | None, error: str | None = None) -> EpisodeRecord:
-        rec = EpisodeRecord(**base(status=status, turns=turns, stop_reason=reason, error=error,
-                                   initial_pass_rate=rates[0] if rates else None,
-                                   final_pass_rate=rates[-1] if rates else None,
-                                   best_pass_rate=max(rates) if rates else None))
-        await env.emit(rec)
-        return rec
-
+    episode = _Episode(spec, instance, candidate, feedback, env, protocol)
     try:
         if prior:
-            program = prior[-1].program
-            state: PolicyState | None = prior[-1].policy or protocol.start()
-            results, _ = await env.evaluate(instance, program)
-            history = [TurnSummary(turn=r.turn, hint=r.hint.text if r.hint else None,
-                                   code_found=r.code_found,
-                                   changed=i == 0 or r.program != prior[i - 1].program)
-                       for i, r in enumerate(prior) if r.turn > 0]
+            await episode.resume(prior)
         else:
-            given = protocol.starts_from_erroneous
-            if given:  # FeedbackEval: the first feedback is on the erroneous program itself
-                code, calls0 = instance.buggy, []
-            else:
-                context = TurnContext(instance=instance, program=instance.buggy, turn=0, level=None,
-                                      target_lines=[], evidence=None, seed=spec.seed, protocol=spec.protocol)
-                shown = await env.view(instance)
-                first = initial_prompt(shown, prompt_parts(env.styles))
-                reply = await _call(candidate, apply_styles(first, env.styles, env.minimal_edit), env, context)
-                code, calls0 = extract_code(reply.text), [_call_record("candidate", reply)]
-            program = code if code is not None else instance.buggy
-            results, ms = await env.evaluate(instance, program)
-            state = protocol.start()
-            passed, failed = _split(instance, results)
-            rates.append(len(passed) / len(instance.tests))
-            await env.emit(TurnRecord(**base(
-                turn=0, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
-                verdicts=dict(Counter(r.verdict.value for r in results.values())),
-                code_found=code is not None, calls=calls0, given=given,
-                policy=state if protocol.controlled else None, sandbox_ms=ms)))
-            history = []
-            turn_no = 1
-
+            await episode.first_turn()
         traces = await env.traces(instance) if protocol.needs_traces else {}
-        shapes = env.shapes(instance)
         while True:
-            failing = [t.id for t in instance.tests if results[t.id].verdict is not Verdict.AC]
-            calls: list[CallRecord] = []
-            io = _TurnIO(candidate, feedback, env, calls)
-            step = await protocol.feedback(TurnInput(instance=instance, program=program, turn=turn_no,
-                                                     failing=failing, results=results, traces=traces,
-                                                     shapes=shapes, seed=spec.seed, state=state), io)
-            if isinstance(step, Stop):
-                return await finish("done", turn_no - 1, step.reason)
-            turn, hint, decision = turn_no, step.hint, step.plan
-            context = TurnContext(instance=instance, program=program, turn=turn,
-                                  level=step.level, target_lines=list(step.target_lines),
-                                  evidence=None, seed=spec.seed, protocol=spec.protocol)
-            messages = turn_prompt(await env.view(instance), program, hint.text if hint else None, history,
-                                   prompt_parts(env.styles))
-            reply = await _call(candidate, apply_styles(messages, env.styles, env.minimal_edit), env, context)
-            calls.append(_call_record("candidate", reply))
-            code = extract_code(reply.text)
-            new_program = code if code is not None else program
-            results, ms = await env.evaluate(instance, new_program)
-            passed, failed = _split(instance, results)
-            rates.append(len(passed) / len(instance.tests))
-            state = protocol.observe(env.policy, state, step, passed)
-            history.append(TurnSummary(turn=turn, hint=hint.text if hint else None,
-                                       code_found=code is not None, changed=new_program != program))
-            program = new_program
-            target = target_record(decision) if decision is not None else None
-            await env.emit(TurnRecord(**base(
-                turn=turn, program=program, passed=passed, failed=failed, pass_rate=rates[-1],
-                verdicts=dict(Counter(r.verdict.value for r in results.values())),
-                code_found=code is not None, target=target,
-                hint_level=decision.level if decision else None,
-                hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
-                                fallback=hint.fallback, words_cut=hint.words_cut) if hint else None,
-                protected=protocol.protected,
-                calls=calls, policy=state if protocol.controlled else None, sandbox_ms=ms)))
-            turn_no += 1
+            stop = await episode.next_turn(traces)
+            if stop is not None:
+                return await episode.finish("done", episode.turn_no - 1, stop.reason)
     except (ClientError, SandboxError, ConfigError) as exc:
-        return await finish("error", max(0, turn_no - 1), None, f"{type(exc).__name__}: {exc}")
+        return await episode.finish("error", max(0, episode.turn_no - 1), None, f"{type(exc).__name__}: {exc}")
+
+
+class _Episode:
+    """One episode between its turns: the program and its results, the pass rates so
+    far, the protocol's state and the history the candidate is shown.
+
+    Every turn, the first included, ends the same way (:meth:`_score`, then
+    :meth:`_record`): the program is run, its tests split and its pass rate kept.
+    """
+
+    def __init__(self, spec: EpisodeSpec, instance: Instance, candidate: Any, feedback: Any,
+                 env: EpisodeEnv, protocol: Any) -> None:
+        self.spec, self.instance, self.env, self.protocol = spec, instance, env, protocol
+        self.candidate, self.feedback = candidate, feedback
+        self.rates: list[float] = []
+        self.turn_no = 0
+        self.program = instance.buggy
+        self.results: dict[str, TestResult] = {}
+        self.state: PolicyState | None = None
+        self.history: list[TurnSummary] = []
+
+    def _base(self, **kw: Any) -> dict[str, Any]:
+        s = self.spec
+        return dict(run_id=s.run_id, episode_id=s.episode_id, instance_id=self.instance.id,
+                    model=s.model, protocol=s.protocol, run=s.run, seed=s.seed, **kw)
+
+    async def finish(self, status: str, turns: int, reason: str | None, error: str | None = None) -> EpisodeRecord:
+        rates = self.rates
+        rec = EpisodeRecord(**self._base(status=status, turns=turns, stop_reason=reason, error=error,
+                                         initial_pass_rate=rates[0] if rates else None,
+                                         final_pass_rate=rates[-1] if rates else None,
+                                         best_pass_rate=max(rates) if rates else None))
+        await self.env.emit(rec)
+        return rec
+
+    async def resume(self, prior: Sequence[TurnRecord]) -> None:
+        """Continue after the recorded turns: their last program, run again."""
+        self.rates = [r.pass_rate for r in prior]
+        self.turn_no = len(prior)
+        self.program = prior[-1].program
+        self.state = prior[-1].policy or self.protocol.start()
+        self.results, _ = await self.env.evaluate(self.instance, self.program)
+        self.history = [TurnSummary(turn=r.turn, hint=r.hint.text if r.hint else None, code_found=r.code_found,
+                                    changed=i == 0 or r.program != prior[i - 1].program)
+                        for i, r in enumerate(prior) if r.turn > 0]
+
+    async def first_turn(self) -> None:
+        """Turn 0: the candidate's unhinted repair, or (FeedbackEval's protocols) the
+        erroneous program itself."""
+        given = self.protocol.starts_from_erroneous
+        calls: list[CallRecord] = []
+        code: str | None = self.instance.buggy
+        if not given:
+            context = self._context(turn=0, level=None, target_lines=[])
+            shown = await self.env.view(self.instance)
+            code = await self._ask_candidate(initial_prompt(shown, prompt_parts(self.env.styles)), context, calls)
+        self.state = self.protocol.start()
+        await self._record(0, code, calls, given=given)
+
+    async def next_turn(self, traces: Mapping[str, Sequence[int]]) -> Stop | None:
+        """One hinted turn: the protocol's feedback, the candidate's revision, its score."""
+        env, instance = self.env, self.instance
+        failing = [t.id for t in instance.tests if self.results[t.id].verdict is not Verdict.AC]
+        calls: list[CallRecord] = []
+        step = await self.protocol.feedback(TurnInput(
+            instance=instance, program=self.program, turn=self.turn_no, failing=failing, results=self.results,
+            traces=traces, shapes=env.shapes(instance), seed=self.spec.seed, state=self.state),
+            _TurnIO(self.candidate, self.feedback, env, calls))
+        if isinstance(step, Stop):
+            return step
+        hint, decision = step.hint, step.plan
+        context = self._context(turn=self.turn_no, level=step.level, target_lines=list(step.target_lines))
+        messages = turn_prompt(await env.view(instance), self.program, hint.text if hint else None, self.history,
+                               prompt_parts(env.styles))
+        code = await self._ask_candidate(messages, context, calls)
+        self.history.append(TurnSummary(turn=self.turn_no, hint=hint.text if hint else None,
+                                        code_found=code is not None,
+                                        changed=code is not None and code != self.program))
+        await self._record(
+            self.turn_no, code, calls, step=step, target=target_record(decision) if decision is not None else None,
+            hint_level=decision.level if decision else None,
+            hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
+                            fallback=hint.fallback, words_cut=hint.words_cut) if hint else None,
+            protected=self.protocol.protected)
+        return None
+
+    def _context(self, *, turn: int, level: int | None, target_lines: list[int]) -> TurnContext:
+        return TurnContext(instance=self.instance, program=self.program, turn=turn, level=level,
+                           target_lines=target_lines, evidence=None, seed=self.spec.seed, protocol=self.spec.protocol)
+
+    async def _ask_candidate(self, messages: list[Message], context: TurnContext,
+                             calls: list[CallRecord]) -> str | None:
+        """The candidate's reply to ``messages`` (styled), recorded; the code it holds."""
+        env = self.env
+        reply = await _call(self.candidate, apply_styles(messages, env.styles, env.minimal_edit), context,
+                            temperature=env.temperature, max_tokens=env.max_tokens)
+        calls.append(_call_record("candidate", reply))
+        return extract_code(reply.text)
+
+    async def _record(self, turn: int, code: str | None, calls: list[CallRecord], *, step: Any = None,
+                      **fields: Any) -> None:
+        """Score the turn's program (the previous one when no code came back), advance
+        the protocol's state and emit the turn's record."""
+        program = code if code is not None else self.program
+        self.results, ms = await self.env.evaluate(self.instance, program)
+        passed, failed = _split(self.instance, self.results)
+        self.rates.append(len(passed) / len(self.instance.tests))
+        if step is not None:
+            self.state = self.protocol.observe(self.env.policy, self.state, step, passed)
+        self.program = program
+        await self.env.emit(TurnRecord(**self._base(
+            turn=turn, program=program, passed=passed, failed=failed, pass_rate=self.rates[-1],
+            verdicts=dict(Counter(r.verdict.value for r in self.results.values())),
+            code_found=code is not None, **fields, calls=calls,
+            policy=self.state if self.protocol.controlled else None, sandbox_ms=ms)))
+        self.turn_no = turn + 1
 
 
 class _TurnIO:
@@ -215,30 +255,28 @@ class _TurnIO:
         self._candidate, self._feedback, self._env, self._calls = candidate, feedback, env, calls
         self.policy = env.policy
         self.validation = env.validation
-        self.offline_feedback = bool(getattr(feedback, "uses_context", False))
+        self.offline_feedback = isinstance(feedback, ContextModel)
         self.judging = env.validator is not None
 
     def hidden(self, instance: Instance) -> HiddenData:
         return self._env.hidden(instance)
 
     async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str:
-        reply = await _call(self._feedback, messages, self._env, context)
+        reply = await _call(self._feedback, messages, context, temperature=self._env.temperature,
+                            max_tokens=self._env.max_tokens)
         self._calls.append(_call_record("feedback", reply))
         return reply.text
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
-        reply = await _call(self._candidate, messages, self._env, context)
+        reply = await _call(self._candidate, messages, context, temperature=self._env.temperature,
+                            max_tokens=self._env.max_tokens)
         self._calls.append(_call_record("candidate", reply))
         return reply.text
 
     async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
         """The judge's reply, at temperature 0 (a verdict should not depend on a draw)."""
-        model = self._env.validator
-        if getattr(model, "uses_context", False):
-            reply = await model.complete(messages, context=context)
-        else:
-            reply = await model.complete(messages, temperature=0.0, max_tokens=self._env.max_tokens,
-                                         seed=context.seed & 0x7FFFFFFF)
+        reply = await _call(self._env.validator, messages, context, temperature=0.0,
+                            max_tokens=self._env.max_tokens)
         self._calls.append(_call_record("validator", reply))
         return reply.text
 

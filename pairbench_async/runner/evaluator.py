@@ -15,8 +15,8 @@ a bounded queue. No global state and no signal handlers: cancelling the task tha
 iterates cancels the episodes, and the record file stays valid (each record is
 one complete line).
 
-Programs run in any :class:`~..sandbox.interface.Sandbox` given as ``sandbox=`` (or
-``pool=``): the embedder's own, kept open for them, such as a pool per node of a Ray
+Programs run in any :class:`~..sandbox.interface.Sandbox` given as ``sandbox=``: the
+embedder's own, kept open for them, such as a pool per node of a Ray
 cluster (``cluster.ray_sandbox.RaySandbox``); without one, a local pool of the
 evaluator's own (``sandbox=SandboxConfig(...)`` sets it up).
 
@@ -45,6 +45,7 @@ import msgspec
 from ..core.errors import ConfigError, StoreError
 from ..core.types import SCHEMA_VERSION, Instance, TestResult
 from ..datasets.files import dataset_hash
+from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
@@ -83,29 +84,28 @@ class Evaluator:
         *,
         out_dir: str | os.PathLike[str] | None = None,
         resume: bool = False,
-        pool: Sandbox | None = None,
         sandbox: Sandbox | SandboxConfig | None = None,
         models: Mapping[str, Any] | None = None,
         trace_cache: TraceCache | None = None,
         dataset_paths: Sequence[str] = (),
         sweep: SweepSetting | None = None,
     ) -> None:
-        self.config = config or RunConfig()
-        self.config.validate(models=list(models or {}))
+        #: the configuration with every model object replaced by its name
+        self.config, given = (config or RunConfig()).named()
+        for name, model in (models or {}).items():
+            if given.setdefault(name, model) is not model:
+                raise ConfigError(f"two different models are given for {name!r}")
+        self.config.validate(models=list(given))
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.resume = resume
-        if pool is not None and sandbox is not None:
-            raise ConfigError("give the evaluator a sandbox (or pool) or a SandboxConfig, not both")
-        if isinstance(sandbox, SandboxConfig):  # the settings of a local pool of its own
-            self._sandbox_config: SandboxConfig | None = sandbox
-        else:
-            self._sandbox_config = None
-            pool = pool if pool is not None else sandbox
+        #: the settings of a local pool of the evaluator's own, when not given a sandbox
+        self._sandbox_config = sandbox if isinstance(sandbox, SandboxConfig) else None
         #: the sandbox every program runs in: an embedder's (kept open for them) or,
         #: when none is given, a local pool of the evaluator's own
-        self._pool: Sandbox | None = pool
-        self._own_pool = pool is None
-        self._given_models = dict(models or {})
+        self._pool: Sandbox | None = None if isinstance(sandbox, SandboxConfig) else sandbox
+        self._own_pool = self._pool is None
+        #: an embedder's own clients by name (from the config's objects and ``models=``)
+        self._given_models = given
         self._models: dict[str, Any] = {}
         self._traces = trace_cache or TraceCache()
         self._dataset_paths = list(dataset_paths)
@@ -139,7 +139,7 @@ class Evaluator:
                 continue
             model = make_model(spec, settings)
             # offline models cannot be unreachable; remote ones get a circuit breaker
-            self._models[spec] = model if getattr(model, "uses_context", False) else CircuitBreaker(model, spec)
+            self._models[spec] = model if isinstance(model, ContextModel) else CircuitBreaker(model, spec)
         self._entered = True
         return self
 
@@ -276,7 +276,7 @@ class Evaluator:
         from ..protocol.baselines import first_sentence, summary_messages
 
         model = self._models[self.config.feedback]
-        if getattr(model, "uses_context", False):
+        if isinstance(model, ContextModel):
             return first_sentence(instance.problem.replace("#", " "))
         reply = await model.complete(summary_messages(instance.problem), temperature=self.config.temperature,
                                      max_tokens=self.config.max_tokens)

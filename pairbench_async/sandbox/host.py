@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.errors import HelperMissing, SandboxError
+from ..core.errors import NativeModuleMissing, SandboxError
 
 __all__ = [
     "UID_FLOOR",
@@ -166,7 +166,7 @@ def _host_paths(allowed_packages: Sequence[str]) -> _HostPaths:
 def _confine_path() -> str:
     spec = importlib.util.find_spec("pairbench_async.sandbox._confine")
     if spec is None or spec.origin is None:
-        raise HelperMissing(
+        raise NativeModuleMissing(
             "the native sandbox module pairbench_async.sandbox._confine is not built: "
             "reinstall with `pip install -e .` (needs gcc and the Python headers)"
         )

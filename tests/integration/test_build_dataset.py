@@ -151,7 +151,7 @@ async def test_resume_refuses_other_parameters_and_a_fresh_build_refuses_old_wor
 class ScriptedModel:
     """A stand-in endpoint: answers with a fixed program and keeps every prompt."""
 
-    uses_context = False
+    name = "scripted"
 
     def __init__(self, answer: str) -> None:
         self.answer = answer

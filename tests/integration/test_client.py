@@ -31,14 +31,9 @@ from pairbench_async.core.errors import (
     TransientError,
 )
 from pairbench_async.core.types import Completion, Message, Usage
-from pairbench_async.models.client import (
-    ClientStatistics,
-    EndpointSettings,
-    ModelClient,
-    OpenAIClient,
-    estimate_tokens,
-    parse_model_spec,
-)
+from pairbench_async.models.client import OpenAIClient
+from pairbench_async.models.endpoint import ClientStatistics, EndpointSettings, estimate_tokens, parse_model_spec
+from pairbench_async.models.interface import ModelClient
 from pairbench_async.models.http_outcomes import _parse_retry_after
 from tests.integration.fault_server import FaultServer
 

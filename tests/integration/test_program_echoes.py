@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, ClassVar
 
 import pytest
 
 from pairbench_async.core.failures import PROGRAM_DEFINED
 from pairbench_async.core.types import Completion, Instance, Message, Test, Usage
 from pairbench_async.models.rules import RulesFeedback
+from pairbench_async.protocol.context import TurnContext
 from pairbench_async.runlog.records import EpisodeRecord, TurnRecord
 from pairbench_async.runner.evaluator import Evaluator, RunConfig
 from pairbench_async.sandbox.traces import TraceCache
@@ -102,15 +102,15 @@ class Echo(Recorder):
 class Spy:
     """The offline ``rules`` feedback model, with every prompt it is sent kept."""
 
-    uses_context: ClassVar[bool] = True
+    name = "rules"
 
     def __init__(self) -> None:
         self.model = RulesFeedback()
         self.seen: list[str] = []
 
-    async def complete(self, messages: list[Message], **kw: Any) -> Completion:
+    async def complete_in_context(self, messages: list[Message], context: TurnContext) -> Completion:
         self.seen.extend(m.content for m in messages)
-        return await self.model.complete(messages, **kw)
+        return await self.model.complete_in_context(messages, context)
 
     async def aclose(self) -> None:
         await self.model.aclose()

@@ -99,7 +99,7 @@ async def test_two_evaluators_share_one_loop_and_one_pool(tmp_path: Path) -> Non
     config = RunConfig(candidates=["sim:0.6"], feedback="rules", turns=3, concurrency=4)
     async with SandboxPool(workers=2) as pool:
         async def one(name: str) -> list[object]:
-            async with Evaluator(config, out_dir=tmp_path / name, pool=pool,
+            async with Evaluator(config, out_dir=tmp_path / name, sandbox=pool,
                                  trace_cache=TraceCache(tmp_path / f"tc-{name}")) as ev:
                 return [r async for r in ev.run(FEW)]
 

@@ -15,7 +15,7 @@ import pytest
 
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Usage
-from pairbench_async.models.client import EndpointSettings
+from pairbench_async.models.endpoint import EndpointSettings
 from pairbench_async.models.prices import Price, PriceBook
 from pairbench_async.models.specs import load_model_config, load_prices, price_book
 from pairbench_async.report.cost import (

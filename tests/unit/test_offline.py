@@ -24,7 +24,7 @@ from pairbench_async.core.errors import ClientError, ConfigError
 from pairbench_async.core.types import Instance, Message, TestResult, Verdict
 from pairbench_async.core.types import Test as HiddenTest
 from pairbench_async.datasets.files import load_dataset
-from pairbench_async.models.client import ModelClient
+from pairbench_async.models.interface import ContextModel, ModelClient
 from pairbench_async.models.offline import (
     LEVEL_FACTORS,
     REGRESSION_RATE,
@@ -178,7 +178,7 @@ async def test_models_need_a_context() -> None:
     with pytest.raises(ConfigError):
         await RulesFeedback().complete(messages)
     with pytest.raises(ConfigError):  # a feedback call without evidence
-        await RulesFeedback().complete(messages, context=context(INSTANCES[0]))
+        await RulesFeedback().complete_in_context(messages, context(INSTANCES[0]))
 
 
 async def test_closed_models_refuse_calls() -> None:
@@ -186,13 +186,13 @@ async def test_closed_models_refuse_calls() -> None:
     await sim.aclose()
     await rules.aclose()
     with pytest.raises(ClientError):
-        await sim.complete([], context=context(INSTANCES[0]))
+        await sim.complete_in_context([], context(INSTANCES[0]))
     with pytest.raises(ClientError):
-        await rules.complete([], context=context(INSTANCES[0]))
+        await rules.complete_in_context([], context(INSTANCES[0]))
 
 
 def test_offline_models_are_model_clients_that_use_the_context() -> None:
-    assert SimCandidate.uses_context is True and RulesFeedback.uses_context is True
+    assert isinstance(SimCandidate(0.5), ContextModel) and isinstance(RulesFeedback(), ContextModel)
     assert isinstance(SimCandidate(0.5), ModelClient)
     assert isinstance(RulesFeedback(), ModelClient)
 
@@ -201,7 +201,7 @@ async def test_sim_reply_is_prose_and_a_fenced_program() -> None:
     instance = INSTANCES[0]
     messages = initial_prompt(instance)
     sim = SimCandidate(1.0, name="sim:1.0")
-    completion = await sim.complete(messages, context=context(instance, level=6))
+    completion = await sim.complete_in_context(messages, context(instance, level=6))
     assert completion.model == "sim:1.0" and completion.attempts == 1
     assert completion.latency_ms == 0.0
     prose, _, _ = completion.text.partition("```")
@@ -217,8 +217,8 @@ async def test_sim_is_deterministic_and_seed_dependent() -> None:
     instance = BY_ID[TWO_HUNKS]
     replies = set()
     for seed in range(30):
-        first = await sim.complete([], context=context(instance, level=3, seed=seed))
-        again = await SimCandidate(0.5).complete([], context=context(instance, level=3, seed=seed))
+        first = await sim.complete_in_context([], context(instance, level=3, seed=seed))
+        again = await SimCandidate(0.5).complete_in_context([], context(instance, level=3, seed=seed))
         assert first == again
         replies.add(first.text)
     assert len(replies) > 1
@@ -233,7 +233,7 @@ async def test_sim_1_at_level_6_converges_to_every_reference() -> None:
         program = instance.buggy
         for turn in range(3):
             ctx = context(instance, program, level=6, turn=turn, seed=11)
-            reply = await sim.complete(initial_prompt(instance), context=ctx)
+            reply = await sim.complete_in_context(initial_prompt(instance), ctx)
             extracted = extract_code(reply.text)
             assert extracted is not None
             program = extracted
@@ -352,15 +352,15 @@ async def test_latency_is_simulated_with_seeded_jitter_and_never_changes_the_pro
     assert isinstance(slow, SimCandidate) and isinstance(fast, SimCandidate)
     ctx = context(instance, level=2, seed=4)
     started = time.perf_counter()
-    a = await slow.complete([], context=ctx)
+    a = await slow.complete_in_context([], ctx)
     elapsed = time.perf_counter() - started
-    b = await fast.complete([], context=ctx)
+    b = await fast.complete_in_context([], ctx)
     assert a.text == b.text and a.model == "sim:0.5?latency=0.05"
     assert 40.0 <= a.latency_ms <= 60.0 and b.latency_ms == 0.0
     assert elapsed >= a.latency_ms / 1000 * 0.95
-    assert (await slow.complete([], context=ctx)).latency_ms == a.latency_ms
+    assert (await slow.complete_in_context([], ctx)).latency_ms == a.latency_ms
     jitters = {
-        (await slow.complete([], context=context(instance, seed=s))).latency_ms for s in range(8)
+        (await slow.complete_in_context([], context(instance, seed=s))).latency_ms for s in range(8)
     }
     assert len(jitters) > 1
 
@@ -369,7 +369,7 @@ async def test_many_concurrent_sim_calls_overlap_their_latency() -> None:
     sim = SimCandidate(0.5, latency=0.2)
     started = time.perf_counter()
     await asyncio.gather(
-        *(sim.complete([], context=context(INSTANCES[i % 10], seed=i)) for i in range(200))
+        *(sim.complete_in_context([], context(INSTANCES[i % 10], seed=i)) for i in range(200))
     )
     assert time.perf_counter() - started < 1.5
 
@@ -581,8 +581,8 @@ async def test_rules_complete_returns_the_hint_as_a_completion(cases: list[Case]
     case = cases[1]
     ctx = rules_context(case, 2)
     messages = initial_prompt(case.instance)
-    first = await rules.complete(messages, context=ctx)
-    second = await rules.complete(messages, context=ctx)
+    first = await rules.complete_in_context(messages, ctx)
+    second = await rules.complete_in_context(messages, ctx)
     assert first == second and first.model == "rules" and first.attempts == 1
     assert first.text == rules.hint(ctx)
     assert first.usage.completion_tokens == -(-len(first.text) // 4)
