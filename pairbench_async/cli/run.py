@@ -296,26 +296,19 @@ async def run_command(args: argparse.Namespace) -> int:
     return 1 if errored and not args.allow_errors else 0
 
 
-_SECRET_RE = re.compile(r"(\b(?:sk|gsk|sk-proj|sk-ant)[-_][A-Za-z0-9_-]{6,}|Bearer\s+\S+|(?i:api[_-]?key)[=:]\s*\S+)")
-
-
-def _scrub(text: str) -> str:
-    """A message with anything that looks like a key replaced (keys never reach a screen)."""
-    return _SECRET_RE.sub("[redacted]", text)
-
-
 def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
     """Errored episodes grouped by cause: (cause, count, first message), most frequent first.
 
     The cause is the error's class and its message with numbers, quoted values and
     instance ids blanked, so that the same failure on 140 instances is one line.
     """
+    from ..models.redact import redact
     from ..runlog.records import EpisodeRecord
 
     groups: dict[str, list[str]] = {}
     for rec in records:
         if isinstance(rec, EpisodeRecord) and rec.status == "error":
-            message = _scrub(rec.error or "unknown error")
+            message = redact(rec.error or "unknown error")  # keys never reach a screen
             cause = re.sub(r"\d+(\.\d+)?", "#", message.replace(rec.instance_id, "<instance>"))
             cause = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", cause)[:160]
             groups.setdefault(cause, []).append(message)

@@ -85,13 +85,13 @@ from .endpoint import (
     parse_model_spec,
 )
 from .http_outcomes import (
-    _TRANSPORT_ERRORS,
-    _Answer,
-    _classify_exception,
-    _classify_status,
-    _detached,
-    _Failure,
-    _scrub,
+    TRANSPORT_ERRORS,
+    Answer,
+    classify_exception,
+    classify_status,
+    detached,
+    Failure,
+    error_text,
 )
 
 #: ``-v`` shows retries (INFO); failures that end a call surface as exceptions, not logs
@@ -225,7 +225,7 @@ class OpenAIClient:
         # a key read from a CRLF .env file keeps its "\r": never send (or echo) that
         return (os.environ.get(name, "").strip() or None) if name is not None else None
 
-    def _delay(self, failure: _Failure, retry_index: int) -> float:
+    def _delay(self, failure: Failure, retry_index: int) -> float:
         s = self.settings
         if failure.retry_after is not None:
             honoured = min(failure.retry_after, s.retry_after_max)
@@ -243,7 +243,7 @@ class OpenAIClient:
                 await limiter.acquire(chunk)
                 remaining -= chunk
 
-    async def _attempt(self, body: bytes) -> tuple[_Failure | _Answer, BaseException | None]:
+    async def _attempt(self, body: bytes) -> tuple[Failure | Answer, BaseException | None]:
         """One HTTP attempt, classified: the only frame that holds the key and raw answer.
 
         Returns the outcome (a failure already scrubbed of the key) and, for transport
@@ -255,7 +255,7 @@ class OpenAIClient:
             headers["Authorization"] = f"Bearer {key}"
         session = self._get_session()
         counters = self._counters
-        outcome: _Failure | _Answer
+        outcome: Failure | Answer
         cause: BaseException | None = None
         async with self._semaphore:
             counters.requests += 1
@@ -267,19 +267,19 @@ class OpenAIClient:
                     self._url, data=body, headers=headers, allow_redirects=False
                 ) as resp:
                     payload = await resp.read()
-                    outcome = _classify_status(
+                    outcome = classify_status(
                         resp.status, resp.headers, payload, self._wall_clock()
                     )
-            except _TRANSPORT_ERRORS as exc:  # the one seam for aiohttp and OS errors
-                cause = _detached(exc)
-                outcome = _classify_exception(exc, self.settings.timeout)
+            except TRANSPORT_ERRORS as exc:  # the one seam for aiohttp and OS errors
+                cause = detached(exc)
+                outcome = classify_exception(exc, self.settings.timeout)
                 if isinstance(exc, asyncio.TimeoutError):
                     counters.timeouts += 1
             finally:
                 counters.in_flight -= 1
-        if isinstance(outcome, _Failure):
-            reason = _scrub(outcome.reason, key)
-            outcome = _Failure(outcome.kind, reason, outcome.status, outcome.retry_after)
+        if isinstance(outcome, Failure):
+            reason = error_text(outcome.reason, key)
+            outcome = Failure(outcome.kind, reason, outcome.status, outcome.retry_after)
         return outcome, cause
 
     async def complete(
@@ -319,7 +319,7 @@ class OpenAIClient:
         s = self.settings
         counters = self._counters
         attempts = s.max_retries + 1
-        failure: _Failure | None = None
+        failure: Failure | None = None
         cause: BaseException | None = None
         for attempt in range(1, attempts + 1):
             if attempt > 1:
@@ -332,7 +332,7 @@ class OpenAIClient:
             self._get_session()  # fail fast (before waiting on limits) once closed
             await self._acquire(charge)
             outcome, cause = await self._attempt(body)
-            if isinstance(outcome, _Answer):
+            if isinstance(outcome, Answer):
                 return self._completion(outcome, messages, attempt, started)
             failure = outcome
             if failure.kind == "rate_limit":
@@ -357,7 +357,7 @@ class OpenAIClient:
         raise error_type(message) from cause
 
     def _completion(
-        self, answer: _Answer, messages: Sequence[Message], attempts: int, started: float
+        self, answer: Answer, messages: Sequence[Message], attempts: int, started: float
     ) -> Completion:
         counters = self._counters
         usage = answer.usage

@@ -3,7 +3,7 @@
 :mod:`.client` sends requests and decides when to try again; this module turns what
 came back into that decision, with no session, limiter or clock of its own: the wire
 format of an answer, the classification of an HTTP status or of an aiohttp/OS error
-into a usable :class:`_Answer` or a :class:`_Failure` (retryable or not, with the
+into a usable :class:`Answer` or a :class:`Failure` (retryable or not, with the
 server's ``Retry-After``), and the scrubbing that keeps the API key out of every
 error text and traceback. Kept apart so the client class reads as the retry loop it is.
 """
@@ -13,26 +13,25 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import math
-import re
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import unquote
 
 import aiohttp
 import msgspec
 
 from ..core.types import Usage
+from .redact import redact
 
 __all__ = [
+    "TRANSPORT_ERRORS",
+    "Answer",
+    "Failure",
     "FailureKind",
-    "_TRANSPORT_ERRORS",
-    "_Answer",
-    "_Failure",
-    "_classify_exception",
-    "_classify_status",
-    "_detached",
-    "_parse_retry_after",
-    "_scrub",
+    "classify_exception",
+    "classify_status",
+    "detached",
+    "error_text",
+    "parse_retry_after",
 ]
 
 #: Characters of a server's error text kept in an exception message.
@@ -64,7 +63,7 @@ _RESPONSE_DECODER = msgspec.json.Decoder(_WireResponse)
 FailureKind = Literal["rate_limit", "transient", "malformed", "fatal"]
 
 
-class _Failure(msgspec.Struct, frozen=True):
+class Failure(msgspec.Struct, frozen=True):
     """Why one attempt failed, and whether (and when) to try again; never holds a secret."""
 
     kind: FailureKind
@@ -80,33 +79,17 @@ class _Failure(msgspec.Struct, frozen=True):
         return self.reason if self.status is None else f"HTTP {self.status}: {self.reason}"
 
 
-class _Answer(msgspec.Struct, frozen=True):
+class Answer(msgspec.Struct, frozen=True):
     text: str
     usage: Usage | None
     finish_reason: str | None
     model: str | None
 
 
-#: a run of key-like characters: what a server may echo of a key (whole, masked, encoded)
-_TOKEN_RE = re.compile(r"[A-Za-z0-9_\-+/=.%~]{8,}")
-#: a window of this many characters shared with the key marks a token as part of it
-_KEY_WINDOW = 8
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    """``text`` without ``secret``, truncated; applied to everything from outside.
-
-    Servers echo keys in many shapes (whole, quoted, URL-encoded, masked but for a
-    prefix, with the whitespace of a CRLF ``.env`` file), so every token that shares
-    8 consecutive characters with the key goes, not only an exact copy.
-    """
-    key = (secret or "").strip()
-    if key:
-        text = text.replace(key, "[redacted]")
-        if len(key) >= _KEY_WINDOW:
-            windows = {key[i:i + _KEY_WINDOW] for i in range(len(key) - _KEY_WINDOW + 1)}
-            text = _TOKEN_RE.sub(
-                lambda m: "[redacted]" if any(w in unquote(m.group(0)) for w in windows) else m.group(0), text)
+def error_text(text: str, key: str | None) -> str:
+    """Text from outside as it may go into an error: redacted (:func:`.redact.redact`)
+    and cut to a readable length."""
+    text = redact(text, key)
     if len(text) > _MESSAGE_LIMIT:
         text = text[:_MESSAGE_LIMIT] + "..."
     return text
@@ -129,7 +112,7 @@ def _server_message(payload: bytes) -> str:
     return " ".join(text.split()) or "(empty body)"
 
 
-def _parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
     """Seconds the server asked us to wait, from ``retry-after-ms`` or ``Retry-After``.
 
     ``now`` is the wall clock (epoch seconds), used for the HTTP-date form.
@@ -160,63 +143,63 @@ def _parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def _classify_status(
+def classify_status(
     status: int, headers: Mapping[str, str], payload: bytes, now: float
-) -> _Failure | _Answer:
+) -> Failure | Answer:
     """Turn one HTTP answer into a usable answer or a classified failure."""
     if 200 <= status < 300:
         return _parse_answer(status, payload)
     message = _server_message(payload)
     if status == 429:
-        return _Failure("rate_limit", message, status, _parse_retry_after(headers, now))
+        return Failure("rate_limit", message, status, parse_retry_after(headers, now))
     if status in (408, 409) or (500 <= status < 600 and status not in (501, 505)):
-        return _Failure("transient", message, status, _parse_retry_after(headers, now))
-    return _Failure("fatal", message, status)
+        return Failure("transient", message, status, parse_retry_after(headers, now))
+    return Failure("fatal", message, status)
 
 
-def _parse_answer(status: int, payload: bytes) -> _Failure | _Answer:
+def _parse_answer(status: int, payload: bytes) -> Failure | Answer:
     try:
         wire = _RESPONSE_DECODER.decode(payload)
     except msgspec.ValidationError as exc:
-        return _Failure("malformed", f"unexpected response shape: {exc}", status)
+        return Failure("malformed", f"unexpected response shape: {exc}", status)
     except msgspec.DecodeError as exc:
-        return _Failure("malformed", f"invalid JSON ({len(payload)} bytes): {exc}", status)
+        return Failure("malformed", f"invalid JSON ({len(payload)} bytes): {exc}", status)
     if not wire.choices:
-        return _Failure("malformed", "response has no choices", status)
+        return Failure("malformed", "response has no choices", status)
     choice = wire.choices[0]
     if choice.message is None:
-        return _Failure("malformed", "first choice has no message", status)
+        return Failure("malformed", "first choice has no message", status)
     if not choice.message.content:
-        return _Failure("malformed", "first choice has empty content", status)
+        return Failure("malformed", "first choice has empty content", status)
     usage = None
     if wire.usage is not None:
         usage = Usage(
             prompt_tokens=max(0, wire.usage.prompt_tokens),
             completion_tokens=max(0, wire.usage.completion_tokens),
         )
-    return _Answer(choice.message.content, usage, choice.finish_reason, wire.model)
+    return Answer(choice.message.content, usage, choice.finish_reason, wire.model)
 
 
-def _classify_exception(exc: BaseException, timeout: float) -> _Failure:
+def classify_exception(exc: BaseException, timeout: float) -> Failure:
     """The one seam where aiohttp and OS errors become retry decisions."""
     if isinstance(exc, asyncio.TimeoutError):  # includes aiohttp.ServerTimeoutError
-        return _Failure("transient", f"timed out after {timeout:g} s ({type(exc).__name__})")
+        return Failure("transient", f"timed out after {timeout:g} s ({type(exc).__name__})")
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return _Failure("transient", f"truncated or malformed body: {exc}")
+        return Failure("transient", f"truncated or malformed body: {exc}")
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Failure("transient", "server disconnected before answering")
+        return Failure("transient", "server disconnected before answering")
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return _Failure("transient", f"cannot connect: {exc.os_error.strerror or exc}")
+        return Failure("transient", f"cannot connect: {exc.os_error.strerror or exc}")
     if isinstance(exc, aiohttp.InvalidURL):
-        return _Failure("fatal", "invalid URL")
-    return _Failure("transient", f"connection error: {type(exc).__name__}: {exc}")
+        return Failure("fatal", "invalid URL")
+    return Failure("transient", f"connection error: {type(exc).__name__}: {exc}")
 
 
 #: Everything a request may raise that is the endpoint's or the network's fault.
-_TRANSPORT_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+TRANSPORT_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
-def _detached(exc: BaseException) -> BaseException | None:
+def detached(exc: BaseException) -> BaseException | None:
     """``exc`` and its chain without tracebacks, whose frames hold the request headers.
 
     The type and message of the underlying error survive as ``__cause__``; the

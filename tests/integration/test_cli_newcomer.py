@@ -407,11 +407,11 @@ def test_a_folder_holds_a_run_or_a_sweep_never_both(tmp_path: Path) -> None:
     '{"api_key": "SECRETabcdef123456"}',         # quoted in JSON
 ])
 def test_a_key_echoed_by_a_server_is_scrubbed_in_every_shape(echo: str) -> None:
-    from pairbench_async.models.http_outcomes import _scrub
+    from pairbench_async.models.redact import redact
 
-    out = _scrub(echo, "SECRETabcdef123456\r")
+    out = redact(echo, "SECRETabcdef123456\r")
     assert "SECRETab" not in out and "[redacted]" in out
-    assert _scrub("KeyError: 'disk-usage-report'", "SECRETabcdef123456") == "KeyError: 'disk-usage-report'"
+    assert redact("KeyError: 'disk-usage-report'", "SECRETabcdef123456") == "KeyError: 'disk-usage-report'"
 
 
 def test_exec_refuses_non_finite_limits_and_huge_ones_still_run(tmp_path: Path) -> None:

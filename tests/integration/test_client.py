@@ -34,7 +34,7 @@ from pairbench_async.core.types import Completion, Message, Usage
 from pairbench_async.models.client import OpenAIClient
 from pairbench_async.models.endpoint import ClientStatistics, EndpointSettings, estimate_tokens, parse_model_spec
 from pairbench_async.models.interface import ModelClient
-from pairbench_async.models.http_outcomes import _parse_retry_after
+from pairbench_async.models.http_outcomes import parse_retry_after
 from tests.integration.fault_server import FaultServer
 
 HELLO = [Message("user", "hello")]
@@ -210,15 +210,15 @@ def test_settings_round_trip_and_decode_validation() -> None:
 def test_parse_retry_after_forms() -> None:
     now = 1_700_000_000.0
     date = email.utils.formatdate(now + 5, usegmt=True)
-    assert _parse_retry_after({"retry-after": "3"}, now) == 3.0
-    assert _parse_retry_after({"retry-after": "1.5"}, now) == 1.5
-    assert _parse_retry_after({"retry-after": date}, now) == pytest.approx(5.0)
+    assert parse_retry_after({"retry-after": "3"}, now) == 3.0
+    assert parse_retry_after({"retry-after": "1.5"}, now) == 1.5
+    assert parse_retry_after({"retry-after": date}, now) == pytest.approx(5.0)
     past = email.utils.formatdate(now - 50, usegmt=True)
-    assert _parse_retry_after({"retry-after": past}, now) == 0.0
-    assert _parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}, now) == 0.25
-    assert _parse_retry_after({"retry-after": "soon"}, now) is None
-    assert _parse_retry_after({"retry-after": "-1"}, now) is None
-    assert _parse_retry_after({}, now) is None
+    assert parse_retry_after({"retry-after": past}, now) == 0.0
+    assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}, now) == 0.25
+    assert parse_retry_after({"retry-after": "soon"}, now) is None
+    assert parse_retry_after({"retry-after": "-1"}, now) is None
+    assert parse_retry_after({}, now) is None
 
 
 def test_estimate_tokens() -> None:
