@@ -31,7 +31,7 @@ from .core.types import (
     Usage,
     Verdict,
 )
-from .core.version import __version__
+from .core.version import __version__ as __version__
 
 if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
     from .cluster.factory import make_sandbox

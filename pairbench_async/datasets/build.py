@@ -57,18 +57,18 @@ from ..core.types import Instance
 from ..runlog.store import RecordWriter
 from ..sandbox.interface import Sandbox
 from ..sandbox.pool import SandboxConfig, SandboxPool
-from .build_repair import _Build
+from .build_repair import Build
 from .build_workdir import (
     FORMAT,
     BuildParams,
     BuildRecord,
     RepairTurn,
     SubmissionDone,
-    _manifest,
-    _open_work,
-    _prior,
-    _sources_hash,
+    build_manifest,
+    hash_sources,
+    open_work,
     read_log,
+    read_prior,
 )
 from .importers._common import ImportReport
 from .importers.codeforces import Candidate, Scan, make_instance, scan_sources
@@ -86,7 +86,7 @@ def _finish(params: BuildParams, scan: Scan, report: ImportReport) -> list[Insta
     """
     from .files import check_instance
 
-    prior = _prior(read_log(params.work_dir)[0], params.work_dir)
+    prior = read_prior(read_log(params.work_dir)[0], params.work_dir)
     instances: list[Instance] = []
     report.count("candidates (after the static filters)", len(scan.candidates))
     for c in scan.candidates:
@@ -147,13 +147,13 @@ def _check_params(params: BuildParams, make: bool) -> Any:
     when ``make`` (else None: the caller brought its own)."""
     from ..models.endpoint import parse_model_spec
     from ..models.specs import load_model_config, make_model
-    from .importers import _check_options
+    from .importers import check_options
 
     if not params.sources:
         raise ConfigError("no source files given")
     if params.turns < 1 or params.concurrency < 1:
         raise ConfigError("turns and concurrency must be at least 1")
-    _check_options("codeforces", params.options)
+    check_options("codeforces", params.options)
     scheme = parse_model_spec(params.model)[0]
     if scheme not in ("openai", "sim"):
         raise ConfigError(f"build-dataset repairs with a candidate model (openai:MODEL[@URL] or "
@@ -183,8 +183,8 @@ async def build_dataset(params: BuildParams, *, pool: Sandbox | None = None,
 async def _build(params: BuildParams, pool: Sandbox | None, model: Any,
                  on_record: Callable[[BuildRecord], None] | None) -> ImportReport:
     report = ImportReport(format=FORMAT, sources=list(params.sources))
-    sources_hash = await asyncio.to_thread(_sources_hash, params.sources)
-    prior, valid = await asyncio.to_thread(_open_work, params, _manifest(params, sources_hash))
+    sources_hash = await asyncio.to_thread(hash_sources, params.sources)
+    prior, valid = await asyncio.to_thread(open_work, params, build_manifest(params, sources_hash))
     scan = await asyncio.to_thread(scan_sources, params.sources, params.options, report)
     todo = [c for c in scan.candidates
             if c.id not in prior.done or prior.done[c.id].status == "error"]
@@ -195,7 +195,7 @@ async def _build(params: BuildParams, pool: Sandbox | None, model: Any,
     try:
         if todo:
             await pool.start()
-            await _run_all(_Build(params, scan, pool, model, writer, prior, on_record), todo)
+            await _run_all(Build(params, scan, pool, model, writer, prior, on_record), todo)
     finally:
         await writer.aclose()
         if own:
@@ -207,7 +207,7 @@ async def _build(params: BuildParams, pool: Sandbox | None, model: Any,
     return report
 
 
-async def _run_all(build: _Build, todo: Sequence[Candidate]) -> None:
+async def _run_all(build: Build, todo: Sequence[Candidate]) -> None:
     """Up to ``concurrency`` submissions at once, pulled in row order."""
     pending = iter(todo)
 

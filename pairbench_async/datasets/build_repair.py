@@ -1,6 +1,6 @@
 """One submission's way through ``build-dataset``: turn 0, then repair turns.
 
-The build driver (:mod:`.build`) hands each wrong submission to :class:`_Build`, which
+The build driver (:mod:`.build`) hands each wrong submission to :class:`Build`, which
 evaluates it in the sandbox, applies the pass-rate and ``--prefer-ok`` rules, and then
 asks the model for repairs (:func:`repair_prompt`: the statement, the current program
 and the failing tests it picked) until every test passes or the turns run out,
@@ -28,10 +28,10 @@ from .build_workdir import (
     FORMAT,
     BuildParams,
     BuildRecord,
+    PriorWork,
     RepairTurn,
     ShownFailure,
     SubmissionDone,
-    _Prior,
 )
 from .importers._common import run_program
 from .importers.codeforces import (
@@ -53,7 +53,7 @@ __all__ = [
     "SANDBOX_FAULT",
     "SHOWN_FAILURES",
     "SIM_LEVEL",
-    "_Build",
+    "Build",
     "repair_prompt",
 ]
 
@@ -144,11 +144,11 @@ def _call_record(c: Completion) -> CallRecord:
                       latency_ms=c.latency_ms, attempts=c.attempts)
 
 
-class _Build:
+class Build:
     """One build's shared state: the scan, the sandbox, the model, the log."""
 
     def __init__(self, params: BuildParams, scan: Scan, pool: Sandbox, model: Any,
-                 writer: Any, prior: _Prior,
+                 writer: Any, prior: PriorWork,
                  on_record: Callable[[BuildRecord], None] | None) -> None:
         self.params = params
         self.scan = scan

@@ -4,8 +4,8 @@ A build must survive interruption and resume without re-running anything it alre
 did, so everything it learns goes into an append-only log of :class:`RepairTurn` and
 :class:`SubmissionDone` records next to a :class:`BuildManifest` of its parameters.
 This module holds those record types, reads the log back (:func:`read_log`,
-:func:`_prior`) and opens a work directory, checking ``--resume`` against the
-manifest (:func:`_open_work`); :mod:`.build_repair` writes the records and
+:func:`read_prior`) and opens a work directory, checking ``--resume`` against the
+manifest (:func:`open_work`); :mod:`.build_repair` writes the records and
 :mod:`.build` derives the output from them.
 """
 
@@ -35,11 +35,11 @@ __all__ = [
     "ShownFailure",
     "Status",
     "SubmissionDone",
-    "_Prior",
-    "_manifest",
-    "_open_work",
-    "_prior",
-    "_sources_hash",
+    "PriorWork",
+    "build_manifest",
+    "open_work",
+    "read_prior",
+    "hash_sources",
     "read_log",
 ]
 
@@ -154,7 +154,7 @@ def read_log(work: Path) -> tuple[list[BuildRecord], int]:
     return read_jsonl_log(work / RECORDS, _LOG)
 
 
-def _sources_hash(paths: Sequence[str]) -> str:
+def hash_sources(paths: Sequence[str]) -> str:
     """A content hash of the sources (blocking: run in a thread)."""
     h = hashlib.sha256()
     for path in paths:
@@ -168,7 +168,7 @@ def _sources_hash(paths: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _manifest(params: BuildParams, sources_hash: str) -> BuildManifest:
+def build_manifest(params: BuildParams, sources_hash: str) -> BuildManifest:
     from ..core.version import __version__
 
     o = params.options
@@ -181,15 +181,15 @@ def _manifest(params: BuildParams, sources_hash: str) -> BuildManifest:
                          seed=params.seed, prefer_ok=params.prefer_ok, filters=filters)
 
 
-class _Prior(msgspec.Struct):
+class PriorWork(msgspec.Struct):
     """What the log already says: turns per submission, and the finished ones."""
 
     turns: dict[str, list[RepairTurn]]
     done: dict[str, SubmissionDone]
 
 
-def _prior(records: Sequence[BuildRecord], work: Path) -> _Prior:
-    prior = _Prior(turns={}, done={})
+def read_prior(records: Sequence[BuildRecord], work: Path) -> PriorWork:
+    prior = PriorWork(turns={}, done={})
     for rec in records:
         if isinstance(rec, RepairTurn):
             prior.turns.setdefault(rec.id, []).append(rec)
@@ -202,7 +202,7 @@ def _prior(records: Sequence[BuildRecord], work: Path) -> _Prior:
     return prior
 
 
-def _open_work(params: BuildParams, manifest: BuildManifest) -> tuple[_Prior, int]:
+def open_work(params: BuildParams, manifest: BuildManifest) -> tuple[PriorWork, int]:
     """Check or write the manifest; the prior records and the log's valid length."""
     work = params.work_dir
     old = read_manifest_as(work, _MANIFEST)
@@ -216,5 +216,5 @@ def _open_work(params: BuildParams, manifest: BuildManifest) -> tuple[_Prior, in
         check_resume(old, manifest, what="build", where=str(work))
     else:
         write_manifest(work, manifest)
-    return _prior(records, work), valid
+    return read_prior(records, work), valid
 

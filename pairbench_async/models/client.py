@@ -87,10 +87,10 @@ from .endpoint import (
 from .http_outcomes import (
     TRANSPORT_ERRORS,
     Answer,
+    Failure,
     classify_exception,
     classify_status,
     detached,
-    Failure,
     error_text,
 )
 

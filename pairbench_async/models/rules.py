@@ -34,7 +34,7 @@ from ..protocol.evidence import describe_failure
 from ..protocol.hints import mask_evidence
 from ..protocol.leakage import HiddenData, hidden_data, validate_hint
 from .rules_code import advise, find_fault, line_span
-from .rules_evidence import _GENERIC_STATE, _input_features, _main_symptom, _Symptom
+from .rules_evidence import GENERIC_STATE, Symptom, input_features, main_symptom
 from .rules_words import describe_construct
 
 __all__ = ["RulesFeedback"]
@@ -64,7 +64,7 @@ class RulesFeedback:
         level = context.level
         evidence = mask_evidence(level, context.evidence) if level is not None else context.evidence
         verb = "returns" if context.instance.kind == "call" else "prints"
-        symptom, failure = _main_symptom(evidence, verb)
+        symptom, failure = main_symptom(evidence, verb)
         basic = describe_failure(failure)
         said = symptom.phrase + (f", {symptom.reading}" if symptom.reading else "")
         if level == 1:
@@ -73,7 +73,7 @@ class RulesFeedback:
                 f"The observed output differs from the correct one: the program {symptom.phrase}.",
                 f"On some hidden tests the program {basic}.",
             ]
-        features, feature_state = _input_features(context, evidence, self._features)
+        features, feature_state = input_features(context, evidence, self._features)
         pattern = features or "of this kind"
         if level == 2:
             return [
@@ -87,7 +87,7 @@ class RulesFeedback:
             ]
         if level == 3:
             state = symptom.state
-            if state == _GENERIC_STATE and feature_state is not None:
+            if state == GENERIC_STATE and feature_state is not None:
                 state = feature_state
             return [
                 f"On inputs {pattern}, the solution {state}.",
@@ -129,7 +129,7 @@ class RulesFeedback:
         ]
 
     @staticmethod
-    def _without_fault(level: int | None, basic: str, symptom: _Symptom) -> list[str]:
+    def _without_fault(level: int | None, basic: str, symptom: Symptom) -> list[str]:
         """Wordings when the candidate's code does not differ from the reference."""
         if level == 4:
             return [

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Final, NamedTuple
 
 from ..protocol.linediff import diff_opcodes, reference_lines
-from .rules_words import _truth
+from .rules_words import truth
 
 __all__ = ["Advice", "Fault", "advise", "find_fault", "line_span"]
 
@@ -139,7 +139,7 @@ def _conditions(text: str) -> list[tuple[str, str | None]]:
         if match is None:
             continue
         try:
-            words = _truth(ast.parse(match.group(2).strip(), mode="eval").body)
+            words = truth(ast.parse(match.group(2).strip(), mode="eval").body)
         except SyntaxError:
             words = None
         found.append((match.group(1), words if words and len(words) <= 120 else None))

@@ -23,98 +23,98 @@ from ..core.types import Test
 from ..protocol.context import TurnContext
 from ..protocol.evidence import Evidence, describe_failure
 
-__all__ = ["_GENERIC_STATE", "_Symptom", "_input_features", "_main_symptom"]
+__all__ = ["GENERIC_STATE", "Symptom", "input_features", "main_symptom"]
 
 
 # --------------------------------------------------------------------------- rules: symptom
 
 
-class _Symptom(NamedTuple):
+class Symptom(NamedTuple):
     phrase: str  # "prints larger numbers than expected"
     reading: str  # what it suggests, for L1
     state: str  # the state-tracking reading, for L3
 
 
-def _symptom(category: str, verb: str, a: int = 0, b: int = 0) -> _Symptom:
+def _symptom(category: str, verb: str, a: int = 0, b: int = 0) -> Symptom:
     """Words for one mismatch category; ``verb`` is "prints" or "returns"."""
     if category == "larger":
-        return _Symptom(
+        return Symptom(
             f"{verb} larger numbers than expected",
             "which suggests that something is counted or added more often than it ought to be",
             "carries more into its result than the problem allows, so the answer grows too large",
         )
     if category == "smaller":
-        return _Symptom(
+        return Symptom(
             f"{verb} smaller numbers than expected",
             "as if some contributions were missed along the way",
             "loses part of the information it collects, so the answer comes out too small",
         )
     if category == "yesno":
-        return _Symptom(
+        return Symptom(
             f"{verb} the opposite yes/no answer",
             "so these cases are decided the wrong way",
             "decides from incomplete information, so it picks the wrong one of the two answers",
         )
     if category == "lines":
         more = "more" if a > b else "fewer"
-        return _Symptom(
+        return Symptom(
             f"prints {more} output lines than expected",
             "so the number of answers it produces is off",
             "does not keep count of how many answers it still owes",
         )
     if category == "tokens":
         more = "more" if a > b else "fewer"
-        return _Symptom(
+        return Symptom(
             f"prints {more} values on an output line than expected",
             "so the shape of the answer is off",
             "does not keep track of how many values belong to each part of the answer",
         )
     if category == "none":
-        return _Symptom(
+        return Symptom(
             "returns nothing where a value is expected",
             "so for these inputs no answer is produced at all",
             "never reaches a state in which it has an answer to give back",
         )
     if category == "list":
         more = "more" if a > b else "fewer"
-        return _Symptom(
+        return Symptom(
             f"returns a list with {more} items than expected",
             "so some items are produced or dropped wrongly",
             "does not keep exact account of which items belong in the result",
         )
     if category == "items":
-        return _Symptom(
+        return Symptom(
             "returns a list of the right length whose items are partly wrong",
             "so the overall shape is right but some values are not",
             "keeps the right number of results but not the right contents for each of them",
         )
     if category == "type":
-        return _Symptom(
+        return Symptom(
             "returns a value of the wrong type",
             "so the answer does not even have the expected form",
             "builds its answer in a form that differs from the one the problem asks for",
         )
     if category.startswith("runtime:"):
         name = category.split(":", 1)[1]
-        return _Symptom(
+        return Symptom(
             describe_failure(category),  # the closed vocabulary's words, never the name as given
             "before it finishes its answer",
             _RUNTIME_STATE.get(name, "reaches a state it does not account for on these inputs"),
         )
     if category == "timeout":
-        return _Symptom(
+        return Symptom(
             "runs longer than the time limit allows",
             "so its running time grows too fast with the input",
             "does not keep intermediate results it has already worked out, so it repeats work",
         )
-    return _Symptom(
+    return Symptom(
         describe_failure(category) if category != "different" else f"{verb} wrong values",
         "although the answer has the expected form" if category == "different" else "",
-        _GENERIC_STATE,
+        GENERIC_STATE,
     )
 
 
-_GENERIC_STATE: Final = (
+GENERIC_STATE: Final = (
     "does not keep all the information it needs up to date while it processes the input"
 )
 
@@ -160,7 +160,7 @@ def _categorise(summary: str, failure: str) -> tuple[str, int, int]:
     return ("different" if failure == "wrong_value" else failure), 0, 0
 
 
-def _main_symptom(evidence: Evidence, verb: str) -> tuple[_Symptom, str]:
+def main_symptom(evidence: Evidence, verb: str) -> tuple[Symptom, str]:
     """The most common symptom of the shown tests, and their most common failure type."""
     failures = Counter(test.failure for test in evidence.tests)
     failure = failures.most_common(1)[0][0] if failures else "wrong_value"
@@ -337,7 +337,7 @@ def _test_features(context: TurnContext, shown_id: str, shown_input: str,
 _FEATURE_MEMO: Final = 4096
 
 
-def _input_features(context: TurnContext, evidence: Evidence,
+def input_features(context: TurnContext, evidence: Evidence,
                     memo: dict[Any, frozenset[str]] | None = None,
                     ) -> tuple[str | None, str | None]:
     """Words ("that ...") for the (at most two) features the shown failing inputs share,

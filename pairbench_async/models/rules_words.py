@@ -1,7 +1,7 @@
 """The ``rules`` feedback model's words for code: expressions, conditions, statements.
 
 :func:`describe_construct` names the candidate's construct at a line (the L4 region)
-from its syntax tree, and :func:`_truth` says a condition in plain words, which
+from its syntax tree, and :func:`truth` says a condition in plain words, which
 :mod:`.rules_code` reuses for the conditions of a diff hunk (L5-L6). Kept apart from
 the diff reading so that each stays small; pure, like :mod:`.rules_code`.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Final
 
-__all__ = ["_truth", "describe_construct"]
+__all__ = ["truth", "describe_construct"]
 
 
 _COMPARE_WORDS: Final = {
@@ -72,7 +72,7 @@ def _words(node: ast.AST, depth: int = 0) -> str | None:
         return None if name is None else f"the result of {name}"
     if isinstance(node, ast.UnaryOp):
         if isinstance(node.op, ast.Not):
-            return _truth(node, depth)
+            return truth(node, depth)
         inner = _words(node.operand, depth + 1)
         return f"minus {inner}" if inner is not None and isinstance(node.op, ast.USub) else None
     if isinstance(node, ast.BinOp):
@@ -80,7 +80,7 @@ def _words(node: ast.AST, depth: int = 0) -> str | None:
         op = _BINOP_WORDS.get(type(node.op))
         return None if None in (left, right, op) else f"{left} {op} {right}"
     if isinstance(node, ast.BoolOp):
-        parts = [_truth(value, depth + 1) for value in node.values]
+        parts = [truth(value, depth + 1) for value in node.values]
         if any(part is None for part in parts):
             return None
         joiner = " and " if isinstance(node.op, ast.And) else " or "
@@ -101,7 +101,7 @@ def _words(node: ast.AST, depth: int = 0) -> str | None:
 _MEMBERSHIP: Final = {"occurs in": "is", "does not occur in": "is neither"}
 
 
-def _truth(node: ast.AST, depth: int = 0) -> str | None:
+def truth(node: ast.AST, depth: int = 0) -> str | None:
     """A condition in words, reading a bare value as "is non-empty" and ``not x`` as "is empty"."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _words(node.operand, depth + 1)
@@ -155,7 +155,7 @@ def _describe(node: ast.stmt, header: bool) -> str:
     if isinstance(node, ast.While):
         return "the while-loop and its condition" if header else "the while-loop"
     if isinstance(node, ast.If):
-        words = _truth(node.test)
+        words = truth(node.test)
         return f"the check whether {words}" if words and len(words) <= 80 else "the conditional"
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return f"the definition of {node.name}" if header else f"the function {node.name}"

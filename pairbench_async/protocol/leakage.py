@@ -38,9 +38,9 @@ from ..core.types import Instance, Message
 from .evidence import Evidence, render_value
 from .feedback_prompt import build_feedback_prompt
 from .hints import fallback_hint, hint_level
-from .leakage_patterns import _code_reasons, _direction_reasons, _location_reasons, _own_names
-from .leakage_quotes import _quote_reasons, _QuoteIndex
-from .leakage_reveals import _concept_reasons, _input_pattern_reasons, _state_reasons
+from .leakage_patterns import code_reasons, direction_reasons, location_reasons, program_names
+from .leakage_quotes import QuoteIndex, quote_reasons
+from .leakage_reveals import concept_reasons, input_pattern_reasons, state_reasons
 
 __all__ = [
     "HiddenData",
@@ -80,7 +80,7 @@ class ValidationPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     """What the candidate must never see: test inputs, expected outputs, the reference.
 
-    The quote rule's view of this data (:class:`_QuoteIndex`) depends on nothing
+    The quote rule's view of this data (:class:`QuoteIndex`) depends on nothing
     else, so it is built on first use and kept: a hint's validation then costs time
     in the hint's length, not in the size of the test suite.
     """
@@ -90,8 +90,8 @@ class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     reference: str = ""
 
     @functools.cached_property
-    def quote_index(self) -> _QuoteIndex:
-        return _QuoteIndex.build(self)
+    def quote_index(self) -> QuoteIndex:
+        return QuoteIndex.build(self)
 
     @functools.cached_property
     def verdicts(self) -> dict[tuple[Any, ...], tuple[str, ...]]:
@@ -164,7 +164,7 @@ def hidden_quotes(text: str, hidden: HiddenData, public: str, policy: Validation
     The hint validator's quote rules, for any text bound for the candidate: a dataset's
     project context is checked with it before a run shows it.
     """
-    return _quote_reasons(text, hidden, public, policy or ValidationPolicy())
+    return quote_reasons(text, hidden, public, policy or ValidationPolicy())
 
 
 # --------------------------------------------------------------------------- validation
@@ -208,22 +208,22 @@ _MEMO_SIZE: Final = 256
 def _validate(text: str, level: int, problem: str, candidate_code: str, outputs: tuple[str, ...],
               hidden: HiddenData, policy: ValidationPolicy) -> list[str]:
     public_words = {word.lower() for word in re.findall(r"\w+", problem)}
-    own_names = _own_names(candidate_code, public_words)
+    own_names = program_names(candidate_code, public_words)
     reasons: list[str] = []
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
-    reasons += _code_reasons(text, own_names)
+    reasons += code_reasons(text, own_names)
     if level < 2:
-        reasons += _input_pattern_reasons(text)
+        reasons += input_pattern_reasons(text)
     if level < 3:
-        reasons += _state_reasons(text)
+        reasons += state_reasons(text)
     if level < 4:
-        reasons += _location_reasons(text, own_names)
+        reasons += location_reasons(text, own_names)
     if level < 5:
-        reasons += _concept_reasons(text)
+        reasons += concept_reasons(text)
     if level < 6:
-        reasons += _direction_reasons(text)
-    reasons += _quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
+        reasons += direction_reasons(text)
+    reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 
 

@@ -44,7 +44,7 @@ __all__ = ["code_identifiers"]
 
 
 #: a maximal run of word characters: what "whole word" means throughout
-_WORD: Final = re.compile(r"\w+")
+WORD: Final = re.compile(r"\w+")
 
 
 # --------------------------------------------------------------------------- code
@@ -101,7 +101,7 @@ _INLINE_CODE: Final = tuple(
 _BULLET: Final = re.compile(r"^[\s>*•\-+]*(?:\d+[.)]\s*)?")
 
 
-def _code_reasons(hint: str, own_names: set[str]) -> list[str]:
+def code_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     if _FENCE.search(hint):
         reasons.append("code: fenced code block")
@@ -119,7 +119,7 @@ def _code_reasons(hint: str, own_names: set[str]) -> list[str]:
             reasons.append(f"code: inline statement {found.group()[:40]!r}")
             break
     # an assigned name is followed by space or "=": it is one of the hint's whole words
-    for name in sorted(own_names & set(_WORD.findall(hint))):
+    for name in sorted(own_names & set(WORD.findall(hint))):
         found = re.search(rf"(?<![\w.]){re.escape(name)}\s*=(?!=)\s*\S", hint)
         if found:
             reasons.append(f"code: assignment to the program's variable {name!r}")
@@ -211,7 +211,7 @@ def _code_identifiers(source: str) -> frozenset[str]:
     return frozenset(name for name in names if name not in _RESERVED)
 
 
-def _own_names(candidate_code: str, public_words: set[str]) -> set[str]:
+def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
     return {
         name
         for name in code_identifiers(candidate_code)
@@ -219,12 +219,12 @@ def _own_names(candidate_code: str, public_words: set[str]) -> set[str]:
     }
 
 
-def _location_reasons(hint: str, own_names: set[str]) -> list[str]:
+def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
     if found:
         reasons.append(f"location: line number {found.group()!r}")
-    for name in sorted(own_names & set(_WORD.findall(hint))):  # whole-word occurrences only
+    for name in sorted(own_names & set(WORD.findall(hint))):  # whole-word occurrences only
         escaped = re.escape(name)
         codey = "_" in name or any(c.isdigit() for c in name) or re.search("[a-z][A-Z]", name)
         marked = re.search(rf"[`'\"]{escaped}\b|\b{escaped}[`'\"]|\b{escaped}\s*[(\[]", hint)
@@ -324,7 +324,7 @@ def _imperative(clause: str) -> str | None:
     return words[0]
 
 
-def _direction_reasons(hint: str) -> list[str]:
+def direction_reasons(hint: str) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
         parts = _CLAUSES.split(sentence)

@@ -1,7 +1,7 @@
 """The leakage validator's quote rule: no hidden test data or reference code, verbatim.
 
 The one rule that compares a hint with hidden data. Its hint-independent half (a
-:class:`_QuoteIndex` per :class:`~.leakage.HiddenData`, built once and kept) and the
+:class:`QuoteIndex` per :class:`~.leakage.HiddenData`, built once and kept) and the
 search over it are a module of their own, apart from the wording rules
 (:mod:`.leakage_patterns`) and the validation loop (:mod:`.leakage`), because they are
 what makes validation cost time in the hint's length rather than the test suite's size.
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from .echoes import INVISIBLE, REDACTED, SCAN_CHARS, spelled_digits, squash
-from .leakage_patterns import _WORD
+from .leakage_patterns import WORD
 
 if TYPE_CHECKING:
     from .leakage import HiddenData, ValidationPolicy
@@ -130,7 +130,7 @@ class _QuoteSource(msgspec.Struct, frozen=True):
         return cls(what, squashed, _grams(squashed), tuple(prepared), encoded)
 
 
-class _QuoteIndex(msgspec.Struct, frozen=True):
+class QuoteIndex(msgspec.Struct, frozen=True):
     """The hint-independent half of the quote rule, computed once per :class:`HiddenData`
     (or per set of program outputs, :func:`_program_index`)."""
 
@@ -140,7 +140,7 @@ class _QuoteIndex(msgspec.Struct, frozen=True):
     data_tokens: frozenset[str]
 
     @classmethod
-    def build(cls, hidden: HiddenData) -> _QuoteIndex:
+    def build(cls, hidden: HiddenData) -> QuoteIndex:
         inputs = tuple(text[:_SCAN_CHARS] for text in hidden.inputs)
         outputs = tuple(text[:_SCAN_CHARS] for text in hidden.outputs)
         sources = []
@@ -154,11 +154,11 @@ class _QuoteIndex(msgspec.Struct, frozen=True):
 
 
 def _tokens(texts: tuple[str, ...]) -> frozenset[str]:
-    tokens = set(_WORD.findall("\x00".join(texts).casefold()))
+    tokens = set(WORD.findall("\x00".join(texts).casefold()))
     return frozenset(tokens.union(*(_token_encodings(t) for t in tokens)))
 
 
-def _program_index(outputs: tuple[str, ...]) -> _QuoteIndex:
+def _program_index(outputs: tuple[str, ...]) -> QuoteIndex:
     """The quote rule's view of the candidate outputs a feedback model was shown: verbatim
     runs only (the output is already in the program's own encoding). A short token or line
     of a program's output is as often the runtime's own words ("solution", "object") as the
@@ -166,10 +166,10 @@ def _program_index(outputs: tuple[str, ...]) -> _QuoteIndex:
     not the program's."""
     texts = tuple(text[:_SCAN_CHARS].replace(REDACTED, "\x00") for text in outputs)
     source = _QuoteSource.build("the program's output on a hidden test", texts, (), encoded=False)
-    return _QuoteIndex((source,), frozenset())
+    return QuoteIndex((source,), frozenset())
 
 
-def _quote_reasons(
+def quote_reasons(
     hint: str, hidden: HiddenData, public: str, policy: ValidationPolicy,
     program_outputs: tuple[str, ...] = (),
 ) -> list[str]:
@@ -183,7 +183,7 @@ def _quote_reasons(
     spelled = [d for d in spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
                if d not in squashed_public and d[::-1] not in squashed_public]
     spaced_hint = _spaced(hint)
-    hint_tokens = {t for t in _WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
+    hint_tokens = {t for t in WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
     public_tokens: set[str] | None = None
     k = policy.min_quote_chars
     indexes = [(hidden.quote_index, "hidden test data")]
@@ -214,7 +214,7 @@ def _quote_reasons(
         leaked = hint_tokens & index.data_tokens
         if leaked:
             if public_tokens is None:
-                public_tokens = set(_WORD.findall(public.casefold()))
+                public_tokens = set(WORD.findall(public.casefold()))
             leaked -= public_tokens
         if leaked:
             token = min(leaked)

@@ -141,7 +141,7 @@ def _clauses(hint: str) -> list[str]:
     return [c for c in _CLAUSE_END.split(hint) if c and c.strip()]
 
 
-def _input_pattern_reasons(hint: str) -> list[str]:
+def input_pattern_reasons(hint: str) -> list[str]:
     for trigger in _TRIGGER.finditer(hint):
         rest = hint[trigger.end():]
         end = _CLAUSE_END.search(rest)
@@ -209,7 +209,7 @@ _CAUSE: Final = re.compile(
 )
 
 
-def _state_reasons(hint: str) -> list[str]:
+def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (re.match(r"(?:how\s+many|number\s+of)\s+times", m.group(), re.I)
@@ -274,7 +274,7 @@ _OUTPUT_SUBJECT: Final = re.compile(r"\b(?:outputs?|answers?|results?|printed\s+
                                     r"values?\s+printed|count|number\s+printed)\b[^,.;:!?]{0,12}$", re.I)
 
 
-def _concept_reasons(hint: str) -> list[str]:
+def concept_reasons(hint: str) -> list[str]:
     for pattern in _CONCEPT_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])

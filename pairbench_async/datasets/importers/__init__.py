@@ -68,7 +68,7 @@ FORMATS: Mapping[str, Format] = MappingProxyType({
 _FORMAT_OPTIONS = frozenset(name for fmt in FORMATS.values() for name in fmt.options)
 
 
-def _check_options(fmt: str, options: ImportOptions) -> None:
+def check_options(fmt: str, options: ImportOptions) -> None:
     """Reject options another format owns, and impossible filter bounds (``ConfigError``)."""
     for name in sorted(_FORMAT_OPTIONS - set(FORMATS[fmt].options)):
         if getattr(options, name) is not None:
@@ -104,7 +104,7 @@ async def import_dataset(fmt: str, sources: Sequence[str | os.PathLike[str]],
     if not sources:
         raise ConfigError("no source files given")
     options = options or ImportOptions()
-    _check_options(fmt, options)
+    check_options(fmt, options)
     paths = [os.fspath(s) for s in sources]
     report = ImportReport(format=fmt, sources=paths)
     spec = FORMATS[fmt]
