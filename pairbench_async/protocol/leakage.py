@@ -3,8 +3,9 @@
 Seed 000 (Section IV-C) rejects a generated hint that reveals information reserved for
 a higher level, and regenerates it up to a budget. This module owns the data the
 validator works on (the policy, the hidden data, the attempts and the outcome), the
-verdict on one hint (:func:`validate_hint`, which applies every rule), the
-regeneration loop and the choice made when the budget runs out. The rules themselves
+verdict on one hint (:func:`validate_hint`, which applies every rule), the review of
+one more attempt (:func:`review`, :func:`retry_messages`: the async loop around a
+model is :mod:`.review`'s) and the choice made when the budget runs out. The rules themselves
 are in :mod:`.leakage_reveals` (``input_pattern`` below L2, ``state`` below L3,
 ``concept`` below L5), :mod:`.leakage_patterns` (``code`` at every level, ``location``
 below L4, ``direction`` below L6) and :mod:`.leakage_quotes` (``quote``); their
@@ -26,20 +27,18 @@ evidence (what the feedback model was shown) are a quote source of the ``quote``
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal
+from collections.abc import Iterable
+from typing import Final, Literal
 
 import msgspec
 
-from ..core.errors import ConfigError
-from ..core.types import Instance, Message
-from .evidence import Evidence, render_value
-from .feedback_prompt import build_feedback_prompt
+from ..core.types import Message
+from .evidence import Evidence
+from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
 from .leakage_patterns import code_reasons, direction_reasons, location_reasons, program_names
-from .leakage_quotes import QuoteIndex, quote_reasons
+from .leakage_quotes import quote_reasons
 from .leakage_reveals import concept_reasons, input_pattern_reasons, state_reasons
 
 __all__ = [
@@ -50,57 +49,10 @@ __all__ = [
     "ValidationPolicy",
     "hidden_data",
     "hidden_quotes",
-    "produce_hint",
     "retry_messages",
     "review",
     "validate_hint",
 ]
-
-
-class ValidationPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How many generations a hint gets and what happens when all of them leak.
-
-    ``budget`` counts generation attempts, the first one included.
-    """
-
-    budget: int = 3
-    on_exhausted: Literal["fallback", "omit"] = "fallback"
-    min_quote_chars: int = 12
-    min_item_chars: int = 6
-    min_token_chars: int = 8
-    max_chars: int = 1200
-
-    def __post_init__(self) -> None:
-        if self.budget < 1:
-            raise ConfigError(f"validation budget must be >= 1, got {self.budget}")
-        if min(self.min_quote_chars, self.min_item_chars, self.min_token_chars) < 2:
-            raise ConfigError("quote thresholds must be >= 2 characters")
-
-
-class HiddenData(msgspec.Struct, frozen=True, kw_only=True, dict=True):
-    """What the candidate must never see: test inputs, expected outputs, the reference.
-
-    The quote rule's view of this data (:class:`QuoteIndex`) depends on nothing
-    else, so it is built on first use and kept: a hint's validation then costs time
-    in the hint's length, not in the size of the test suite.
-    """
-
-    inputs: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    reference: str = ""
-
-    @functools.cached_property
-    def quote_index(self) -> QuoteIndex:
-        return QuoteIndex.build(self)
-
-    @functools.cached_property
-    def verdicts(self) -> dict[tuple[Any, ...], tuple[str, ...]]:
-        """Memo of :func:`validate_hint` against this data (bounded; see there).
-
-        A hint is validated by the model that drafts it and again by the episode that
-        gives it: the second time is a lookup.
-        """
-        return {}
 
 
 class JudgeVerdict(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -139,22 +91,6 @@ class HintOutcome(msgspec.Struct, frozen=True, kw_only=True):
     #: words of the feedback model's reply past the protocol's word cap, cut before the
     #: candidate saw ``text`` (seed 002's paragraph and sentence caps; 0: nothing cut)
     words_cut: int = 0
-
-
-def hidden_data(instance: Instance) -> HiddenData:
-    """The hidden part of ``instance``: every test's input and expected output, the reference."""
-    inputs: list[str] = []
-    outputs: list[str] = []
-    for test in instance.tests:
-        if test.kind == "call":
-            inputs.extend(render_value(arg) for arg in test.args or [])
-            inputs.extend(render_value(value) for value in (test.kwargs or {}).values())
-            if test.expected is not msgspec.UNSET:
-                outputs.append(render_value(test.expected))
-        else:
-            inputs.append(test.input or "")
-            outputs.append(test.output or "")
-    return HiddenData(inputs=tuple(inputs), outputs=tuple(outputs), reference=instance.reference)
 
 
 def hidden_quotes(text: str, hidden: HiddenData, public: str, policy: ValidationPolicy | None = None) -> list[str]:
@@ -283,38 +219,3 @@ def retry_messages(messages: list[Message], attempt: HintAttempt) -> list[Messag
             + ". Write a new hint at the same level that avoids these problems.",
         ),
     ]
-
-
-def produce_hint(
-    generate: Callable[[list[Message]], str],
-    *,
-    level: int,
-    evidence: Evidence,
-    candidate_code: str,
-    hidden: HiddenData,
-    failure: str,
-    policy: ValidationPolicy | None = None,
-) -> HintOutcome:
-    """Generate, validate and regenerate a hint with a synchronous ``generate``.
-
-    For offline (rule-based) feedback models and tests; the async orchestrator runs the
-    same loop with :func:`build_feedback_prompt`, :func:`review` and
-    :func:`retry_messages` around an awaited model call.
-    """
-    policy = policy or ValidationPolicy()
-    messages = build_feedback_prompt(level, evidence, evidence.scenario)
-    attempts: tuple[HintAttempt, ...] = ()
-    while True:
-        attempts, outcome = review(
-            attempts,
-            generate(messages),
-            level=level,
-            evidence=evidence,
-            candidate_code=candidate_code,
-            hidden=hidden,
-            failure=failure,
-            policy=policy,
-        )
-        if outcome is not None:
-            return outcome
-        messages = retry_messages(messages, attempts[-1])

@@ -34,15 +34,13 @@ A ``quote`` reason names the source but never repeats the quoted text. Pure: no 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import msgspec
 
 from .echoes import INVISIBLE, REDACTED, SCAN_CHARS, spelled_digits, squash
+from .hidden import HiddenData, ValidationPolicy
 from .leakage_patterns import WORD
-
-if TYPE_CHECKING:
-    from .leakage import HiddenData, ValidationPolicy
 
 __all__: list[str] = []
 
@@ -186,7 +184,10 @@ def quote_reasons(
     hint_tokens = {t for t in WORD.findall(_INVISIBLE.sub("", hint).casefold()) if len(t) >= policy.min_token_chars}
     public_tokens: set[str] | None = None
     k = policy.min_quote_chars
-    indexes = [(hidden.quote_index, "hidden test data")]
+    index = hidden.derived.get("quote_index")
+    if index is None:  # built once per instance's hidden data
+        index = hidden.derived["quote_index"] = QuoteIndex.build(hidden)
+    indexes = [(index, "hidden test data")]
     if program_outputs:
         indexes.append((_program_index(program_outputs), "the program's output on a hidden test"))
     for index, data in indexes:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 from typing import Protocol as Interface
 
@@ -41,17 +41,15 @@ from .context import TurnContext
 from .evidence import Evidence, build_evidence
 from .feedback_prompt import build_feedback_prompt
 from .hints import mask_evidence
-from .judge import judge_hint
 from .leakage import (
     HiddenData,
     HintAttempt,
     HintOutcome,
     ValidationPolicy,
-    retry_messages,
-    review,
     validate_hint,
 )
 from .policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
+from .review import reviewed_hint
 from .scenarios import Scenario, failure_type, sample_representatives
 from .shapes import Shape
 
@@ -209,38 +207,6 @@ def _draw(seed: int, turn: int, name: str, top: int) -> int:
     return random.Random(f"{seed}:{turn}:{name}").randint(1, top)
 
 
-async def _reviewed_hint(
-    io: FeedbackIO,
-    messages: list[Message],
-    context: Callable[[int], TurnContext],
-    *,
-    level: int,
-    evidence: Evidence,
-    program: str,
-    hidden: HiddenData,
-    failure: str,
-    reply: Callable[[str], tuple[str, int]] = lambda text: (text, 0),
-) -> tuple[HintOutcome, int]:
-    """Ask the feedback model, let the judge (if any) and the rules review the hint, and ask
-    again with the reasons until one is accepted or the budget is spent (then the fallback).
-
-    ``context(n)`` is attempt ``n``'s context for offline models; ``reply`` turns the model's
-    text into the hint and says how many words it cut. Returns the outcome and the words cut
-    from the accepted text (0 for a fallback).
-    """
-    attempts: tuple[HintAttempt, ...] = ()
-    while True:
-        attempt = context(len(attempts))
-        text, cut = reply(await io.ask_feedback(messages, attempt))
-        judged = await judge_hint(io, text, level=level, evidence=evidence, candidate_code=program,
-                                  hidden=hidden, context=attempt, policy=io.validation)
-        attempts, outcome = review(attempts, text, level=level, evidence=evidence, candidate_code=program,
-                                   hidden=hidden, failure=failure, policy=io.validation, judge=judged)
-        if outcome is not None:
-            return outcome, 0 if outcome.fallback else cut
-        messages = retry_messages(messages, attempts[-1])
-
-
 class Pair(Protocol):
     """PAIR-BENCH: Algorithm 1 picks a failure scenario and a hint level; the feedback
     model writes a hint from the level's evidence mask; the leakage validator accepts
@@ -271,7 +237,7 @@ class Pair(Protocol):
                                target_lines=target_lines, evidence=evidence, attempt=attempt,
                                seed=turn.seed, protocol=self.name, hidden=hidden)
 
-        outcome, _ = await _reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario), context,
+        outcome, _ = await reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario), context,
                                           level=level, evidence=evidence, program=turn.program, hidden=hidden,
                                           failure=step.scenario.failure)
         return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)
@@ -397,7 +363,7 @@ class ModelWritten(Protocol):
         if not self.validated:
             text, cut = reply(await io.ask_feedback(messages, context(0)))
             return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
-        outcome, cut = await _reviewed_hint(io, messages, context, level=6, evidence=evidence, program=turn.program,
+        outcome, cut = await reviewed_hint(io, messages, context, level=6, evidence=evidence, program=turn.program,
                                             hidden=hidden, failure=everyone.failure, reply=reply)
         return msgspec.structs.replace(outcome, level=0, words_cut=cut)
 

@@ -17,13 +17,13 @@ from pairbench_async.protocol.leakage import (
     HintAttempt,
     ValidationPolicy,
     hidden_data,
-    produce_hint,
     retry_messages,
     review,
     validate_hint,
 )
 from pairbench_async.protocol.leakage_patterns import code_identifiers
 from pairbench_async.protocol.leakage_quotes import _grams, _shares_run
+from tests.hint_loop import produce_hint
 
 PROBLEM = (
     "Given n numbers, print how many pairs (i, j) with i < j have equal values. "

@@ -38,11 +38,12 @@ from pairbench_async.models.offline import (
 from pairbench_async.protocol.evidence import Evidence, build_evidence
 from pairbench_async.protocol.extract import extract_code
 from pairbench_async.protocol.hints import hint_level, mask_evidence
-from pairbench_async.protocol.leakage import HiddenData, hidden_data, produce_hint, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, hidden_data, validate_hint
 from pairbench_async.protocol.prompts import initial_prompt
 from pairbench_async.protocol.scenarios import Scenario, group_failures, sample_representatives
 from pairbench_async.protocol.shapes import output_shape
 from pairbench_async.sandbox.pool import SandboxPool
+from tests.hint_loop import produce_hint
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTANCES = load_dataset().instances

@@ -20,11 +20,12 @@ from pairbench_async.core.types import Test as HiddenTest
 from pairbench_async.core.types import TestResult as Result
 from pairbench_async.protocol.evidence import build_evidence
 from pairbench_async.protocol.extract import extract_code
-from pairbench_async.protocol.leakage import HintOutcome, hidden_data, produce_hint, validate_hint
+from pairbench_async.protocol.leakage import HintOutcome, hidden_data, validate_hint
 from pairbench_async.protocol.policy import PolicyConfig, Stop, observe, plan, start
 from pairbench_async.protocol.prompts import TurnSummary, fenced, initial_prompt, turn_prompt
 from pairbench_async.protocol.scenarios import Scenario
 from pairbench_async.protocol.shapes import Shape, output_shape
+from tests.hint_loop import produce_hint
 
 CANARY = "CANARY_7f3a"
 
