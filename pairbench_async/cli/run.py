@@ -229,7 +229,7 @@ async def run_command(args: argparse.Namespace) -> int:
     grid = parse_sweep(args.sweep)
     configs = [_point_config(base, point) for point in grid]
     if args.dry_run:
-        print(dry_run_text(instances, base, grid, args.config))
+        print(dry_run_text(instances, configs, len(grid), args.config))
         return 0
     for config in configs:
         _check_keys(config, args.config)
@@ -366,82 +366,30 @@ def run_loop(coro: object) -> int:
     return uvloop.run(coro)  # type: ignore[arg-type,no-any-return]
 
 
-def dry_run_text(instances: list[Any], base: Any, grid: list[dict[str, int | str]],
-                 config: str | None) -> str:
-    """What a run would spend: episodes, an upper bound on model calls, estimated tokens and cost.
+def dry_run_text(instances: list[Any], configs: list[Any], settings: int, config: str | None) -> str:
+    """What a run would spend (:func:`~..runner.estimate.estimate_sweep`), as the dry run prints it."""
+    from ..models.specs import answers_locally, load_prices
+    from ..runner.estimate import estimate_sweep
 
-    Calls are bounded by the protocol: one candidate call for turn 0 (none for the
-    FeedbackEval protocols, which start from the erroneous program) and one per revision
-    turn (α of them; ``selfcritique`` doubles them), and per revision turn up to
-    ``hint_budget`` feedback generations for validated model-written feedback (``pair``,
-    ``vanilla``, ``human``, ...), one for ``code``, and as many validator verdicts with
-    ``--validator-model``. Tokens are estimated from each
-    instance's first prompt (chars/4; later turns counted at 1.5x, feedback prompts at
-    2x) plus the answer budget (``--max-tokens``, else 512): an estimate, not a bill.
-    """
-    from ..models.endpoint import ASSUMED_COMPLETION_TOKENS, estimate_prompt_tokens
-    from ..models.specs import load_prices
-    from ..protocol.prompts import initial_prompt
-    from ..protocol.protocols import PROTOCOLS
-
-    answer = base.max_tokens or ASSUMED_COMPLETION_TOKENS
-    first = [estimate_prompt_tokens(initial_prompt(inst)) for inst in instances]
-    calls: dict[str, list[int]] = {}  # spec -> [calls, prompt tokens, completion tokens]
-    episodes = 0
-    for point in grid:
-        turns = int(point.get("turns", base.turns))
-        budget = int(point.get("hint-budget", base.hint_budget))
-        feedback = str(point.get("feedback", base.feedback))
-        for name in base.protocols:
-            proto = PROTOCOLS[name]
-            per_turn_fb = (budget if proto.validated else 1) if proto.model_written else 0
-            per_turn_cand = 2 if name == "selfcritique" else 1
-            for cand in base.candidates:
-                for tokens in first:
-                    episodes += base.runs
-                    c = calls.setdefault(cand, [0, 0, 0])
-                    first_call = 0 if proto.starts_from_erroneous else 1  # FeedbackEval: no turn-0 call
-                    n = base.runs * (first_call + per_turn_cand * turns)
-                    c[0] += n
-                    c[1] += base.runs * (first_call * tokens + int(1.5 * tokens) * per_turn_cand * turns)
-                    c[2] += n * answer
-                    if per_turn_fb:
-                        f = calls.setdefault(feedback, [0, 0, 0])
-                        m = base.runs * per_turn_fb * turns
-                        f[0] += m
-                        f[1] += m * 2 * tokens
-                        f[2] += m * answer
-                    if per_turn_fb and proto.validated and base.validator:
-                        j = calls.setdefault(base.validator, [0, 0, 0])
-                        m = base.runs * per_turn_fb * turns  # at most one verdict per generation
-                        j[0] += m
-                        j[1] += m * 2 * tokens
-                        j[2] += m * answer
-        if base.obfuscate:  # each setting's evaluator summarises every problem once
-            f = calls.setdefault(feedback, [0, 0, 0])
-            f[0] += len(instances)
-            f[1] += sum(first)
-            f[2] += len(instances) * answer
     prices = load_prices(config) if config else None
-    lines = [f"dry run: {episodes} episodes = {len(instances)} instances x {len(base.candidates)} candidates x "
-             f"{len(base.protocols)} protocols x {base.runs} runs x {len(grid)} settings; nothing run or written",
+    estimate = estimate_sweep(instances, configs, prices)
+    base = configs[0]
+    lines = [f"dry run: {estimate.episodes} episodes = {len(instances)} instances x {len(base.candidates)} "
+             f"candidates x {len(base.protocols)} protocols x {base.runs} runs x {settings} settings; "
+             "nothing run or written",
              "model calls (upper bound) and tokens (estimate) per model:"]
-    total_cost = 0.0
     unpriced = []
-    for spec, (n, prompt, completion) in sorted(calls.items()):
-        offline = spec.split(":", 1)[0] in ("sim", "rules", "replay")
-        price = prices.of(spec) if prices is not None else None
-        cost = ""
-        if price is not None:
-            p_cost, c_cost = price.cost(prompt, completion)
-            total_cost += p_cost + c_cost
-            cost = f", cost <= {p_cost + c_cost:,.2f}"
-        elif not offline:
+    for spec, s in estimate.models.items():
+        offline = answers_locally(spec)
+        cost = f", cost <= {estimate.costs[spec]:,.2f}" if spec in estimate.costs else ""
+        if prices is not None and spec not in estimate.costs and not offline:
             unpriced.append(spec)
-        lines.append(f"  {spec}: <= {n:,} calls, ~{prompt:,} prompt + <= {completion:,} completion tokens{cost}"
-                     + (" (offline: free)" if offline else ""))
+        elif prices is None and not offline:
+            unpriced.append(spec)
+        lines.append(f"  {spec}: <= {s.calls:,} calls, ~{s.prompt_tokens:,} prompt + <= {s.completion_tokens:,} "
+                     f"completion tokens{cost}" + (" (offline: free)" if offline else ""))
     if prices is not None:
-        lines.append(f"total cost <= {total_cost:,.2f} (prices from {config})"
+        lines.append(f"total cost <= {sum(estimate.costs.values()):,.2f} (prices from {config})"
                      + (f"; unpriced: {', '.join(unpriced)}" if unpriced else ""))
     elif unpriced:
         lines.append("no prices given: --config FILE with prompt_price_per_million and "

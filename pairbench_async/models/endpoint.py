@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import Final
 from urllib.parse import urlsplit
 
 import msgspec
@@ -24,11 +25,14 @@ __all__ = [
     "ASSUMED_COMPLETION_TOKENS",
     "ClientStatistics",
     "EndpointSettings",
+    "OFFLINE_SCHEMES",
     "estimate_prompt_tokens",
     "estimate_tokens",
     "parse_model_spec",
 ]
 
+#: Spec schemes of the built-in offline models (:mod:`.offline`): ``sim:SKILL``, ``rules``.
+OFFLINE_SCHEMES: Final = ("sim", "rules")
 #: Completion tokens assumed by the token bucket when a request sets no ``max_tokens``.
 ASSUMED_COMPLETION_TOKENS = 512
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

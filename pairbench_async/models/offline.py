@@ -10,10 +10,10 @@ context they raise ``ConfigError``, as they cannot work from text alone.
 from __future__ import annotations
 
 import math
-from typing import Final
 
 from ..core.errors import ConfigError
 from ..protocol.context import TurnContext, stable_seed
+from .endpoint import OFFLINE_SCHEMES
 from .rules import RulesFeedback
 from .sim import (
     LEVEL_FACTORS,
@@ -37,8 +37,6 @@ __all__ = [
     "stable_seed",
 ]
 
-#: Spec schemes served by this module (``parse_model_spec`` gives the scheme).
-OFFLINE_SCHEMES: Final = ("sim", "rules")
 
 
 def _number(text: str, what: str, spec: str) -> float:

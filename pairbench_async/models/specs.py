@@ -26,17 +26,28 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from ..core.errors import ConfigError
+from .endpoint import OFFLINE_SCHEMES
 from .prices import Price, PriceBook
 
 if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
     from .endpoint import EndpointSettings
 
-__all__ = ["load_model_config", "load_prices", "make_model", "openai_settings", "price_book"]
+__all__ = ["LOCAL_SCHEMES", "answers_locally", "load_model_config", "load_prices", "make_model", "openai_settings",
+           "price_book"]
+
+#: Spec schemes answered on this machine with no endpoint: the built-in offline models
+#: and ``replay:`` (free, never rate-limited, never unreachable).
+LOCAL_SCHEMES: Final = (*OFFLINE_SCHEMES, "replay")
+
+
+def answers_locally(spec: str) -> bool:
+    """Whether ``spec`` names a model that needs no endpoint (and costs nothing)."""
+    return spec.split(":", 1)[0].split("?", 1)[0] in LOCAL_SCHEMES
 
 
 def load_model_config(path: str | None) -> dict[str, EndpointSettings]:
@@ -117,7 +128,7 @@ def make_model(spec: str, config: dict[str, EndpointSettings] | None = None,
         from .client import OpenAIClient  # aiohttp only when an HTTP model is made
 
         return OpenAIClient.from_spec(spec, openai_settings(spec, config, environ))
-    if scheme in ("sim", "rules"):
+    if scheme in OFFLINE_SCHEMES:
         from .offline import parse_offline_spec
 
         return parse_offline_spec(spec)

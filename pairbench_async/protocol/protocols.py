@@ -55,6 +55,7 @@ from .shapes import Shape
 
 __all__ = [
     "BASELINES",
+    "CallBudget",
     "PROTOCOLS",
     "Feedback",
     "FeedbackIO",
@@ -123,6 +124,16 @@ class FeedbackIO(Interface):
     async def view(self, instance: Instance) -> Instance: ...
 
 
+class CallBudget(msgspec.Struct, frozen=True):
+    """At most how many model calls one episode makes: turn 0's candidate call (none
+    when the protocol starts from the erroneous program), then per revision turn."""
+
+    first_candidate: int
+    candidate_per_turn: int
+    feedback_per_turn: int
+    judge_per_turn: int
+
+
 class Protocol:
     """A feedback protocol. Subclasses set the attributes and implement :meth:`hint`."""
 
@@ -145,6 +156,19 @@ class Protocol:
     #: the initial erroneous code and corresponding feedback, after which they performed
     #: a repair iteration"); otherwise turn 0 is PAIR-BENCH's unhinted repair
     starts_from_erroneous: ClassVar[bool] = False
+    #: candidate calls per revision turn: the revision (``selfcritique`` adds its critique)
+    candidate_calls_per_turn: ClassVar[int] = 1
+
+    def call_budget(self, hint_budget: int, *, judged: bool) -> CallBudget:
+        """The most model calls an episode of this protocol makes, by role and turn.
+
+        ``hint_budget``: generations per validated hint; ``judged``: a validator model
+        gives a verdict on each generation of validated feedback.
+        """
+        feedback = (hint_budget if self.validated else 1) if self.model_written else 0
+        return CallBudget(first_candidate=0 if self.starts_from_erroneous else 1,
+                          candidate_per_turn=self.candidate_calls_per_turn, feedback_per_turn=feedback,
+                          judge_per_turn=feedback if judged and self.validated else 0)
 
     @property
     def needs_traces(self) -> bool:
@@ -315,6 +339,7 @@ class SelfCritique(Protocol):
 
     name = "selfcritique"
     source = "self-refinement baseline"
+    candidate_calls_per_turn = 2  # the critique, then the revision
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 1

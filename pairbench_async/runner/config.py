@@ -114,8 +114,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def _check(self, *, supplied: Collection[str], known: bool) -> None:
         """:meth:`validate` on a configuration of names: ``supplied`` are the models given
         as clients; with ``known``, every other spec must be one this package can make."""
-        from ..models.endpoint import parse_model_spec
-        from ..models.offline import OFFLINE_SCHEMES, parse_offline_spec
+        from ..models.endpoint import OFFLINE_SCHEMES, parse_model_spec
+        from ..models.offline import parse_offline_spec
 
         for what, values in (("--candidate", self.candidates), ("--protocol", self.protocols),
                              ("--prompt-style", self.prompt_styles)):
