@@ -154,129 +154,189 @@ def _swapped(a: list[str], b: list[str]) -> bool:
     return len(diff) == 2 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
 
 
-def advise(fault: Fault, construct: str) -> Advice:
-    """The concept and repair direction a hunk implies, in words only (first rule that fits)."""
-    where = f"{construct} ({line_span(fault.first, fault.last)})"
-    cand, ref = "\n".join(fault.candidate), "\n".join(fault.reference)
-    if fault.kind == "delete":
-        return Advice(
-            "Part of the current computation has no basis in the problem statement: the "
-            "correct answer for these inputs does not involve it.",
-            f"Remove {where}; the answer for these inputs does not involve that step.",
-        )
-    inserting = fault.kind == "insert"
+class _Hunk:
+    """One fault's two sides as the rules below read them (each computed once)."""
 
-    def revise(result: str) -> str:
-        if inserting:
-            return f"Add a step near {where} so that the program {result}."
-        return f"Revise {where} so that it {result}."
+    def __init__(self, fault: Fault, construct: str) -> None:
+        self.where = f"{construct} ({line_span(fault.first, fault.last)})"
+        self.cand, self.ref = "\n".join(fault.candidate), "\n".join(fault.reference)
+        self.inserting = fault.kind == "insert"
+        self.cand_conds, self.ref_conds = _conditions(self.cand), _conditions(self.ref)
+        self.cand_ops, self.ref_ops = Counter(_OPERATOR.findall(self.cand)), Counter(_OPERATOR.findall(self.ref))
+        self.bare_cand, self.bare_ref = _STRING.sub('""', self.cand), _STRING.sub('""', self.ref)
+        self.cand_names, self.ref_names = _IDENT.findall(self.bare_cand), _IDENT.findall(self.bare_ref)
+        self.squashed_cand, self.squashed_ref = _SPACE.sub("", self.bare_cand), _SPACE.sub("", self.bare_ref)
 
-    cand_conds, ref_conds = _conditions(cand), _conditions(ref)
-    if len(ref_conds) > len(cand_conds):
-        known = {words for _, words in cand_conds}
-        new = next((w for _, w in ref_conds if w is not None and w not in known), None)
-        case = f"the case where {new}" if new else "a special case of these inputs"
-        return Advice(
-            f"The solution needs to distinguish {case}: for such inputs the general "
-            "computation does not give the right answer.",
-            f"Add a check {'near' if inserting else 'in'} {where} for {case}, and handle that "
-            "case the way the problem statement describes.",
-        )
-    if [k for k, _ in cand_conds] == ["if"] and [k for k, _ in ref_conds] == ["while"]:
-        return Advice(
-            "A single check is not enough here: the situation it tests can arise several "
-            "times in a row, and every occurrence has to be dealt with.",
-            f"Revise {where} so that it repeats while its condition holds, rather than testing "
-            "it only once.",
-        )
-    cand_ops, ref_ops = Counter(_OPERATOR.findall(cand)), Counter(_OPERATOR.findall(ref))
+    def revise(self, result: str) -> str:
+        if self.inserting:
+            return f"Add a step near {self.where} so that the program {result}."
+        return f"Revise {self.where} so that it {result}."
+
+
+def _special_case(h: _Hunk) -> Advice | None:
+    if len(h.ref_conds) <= len(h.cand_conds):
+        return None
+    known = {words for _, words in h.cand_conds}
+    new = next((w for _, w in h.ref_conds if w is not None and w not in known), None)
+    case = f"the case where {new}" if new else "a special case of these inputs"
+    return Advice(
+        f"The solution needs to distinguish {case}: for such inputs the general "
+        "computation does not give the right answer.",
+        f"Add a check {'near' if h.inserting else 'in'} {h.where} for {case}, and handle that "
+        "case the way the problem statement describes.",
+    )
+
+
+def _repeated_check(h: _Hunk) -> Advice | None:
+    if [k for k, _ in h.cand_conds] != ["if"] or [k for k, _ in h.ref_conds] != ["while"]:
+        return None
+    return Advice(
+        "A single check is not enough here: the situation it tests can arise several "
+        "times in a row, and every occurrence has to be dealt with.",
+        f"Revise {h.where} so that it repeats while its condition holds, rather than testing "
+        "it only once.",
+    )
+
+
+def _equality_boundary(h: _Hunk) -> Advice | None:
     boundary = (
         "Equal values are a boundary case here: when the two compared quantities are equal, "
         "the comparison decides the answer the wrong way."
     )
+    cand_ops, ref_ops = h.cand_ops, h.ref_ops
     for strict, loose in (("<", "<="), (">", ">=")):
         if cand_ops[strict] > ref_ops[strict] and ref_ops[loose] > cand_ops[loose]:
-            return Advice(
-                boundary,
-                f"Revise the comparison in {where} so that it also holds when both sides are "
-                "equal.",
-            )
+            return Advice(boundary, f"Revise the comparison in {h.where} so that it also holds when both sides "
+                                    "are equal.")
         if cand_ops[loose] > ref_ops[loose] and ref_ops[strict] > cand_ops[strict]:
-            return Advice(
-                boundary,
-                f"Revise the comparison in {where} so that it no longer holds when both sides "
-                "are equal.",
-            )
-    ref_words = next((w for _, w in ref_conds if w is not None), None)
-    if ref_conds and cand_conds != ref_conds and ref_words is not None:
-        return Advice(
-            f"The condition tested here is not the right one: what matters is whether {ref_words}.",
-            f"Revise the condition in {where} so that it tests whether {ref_words}.",
-        )
+            return Advice(boundary, f"Revise the comparison in {h.where} so that it no longer holds when both "
+                                    "sides are equal.")
+    return None
+
+
+def _other_condition(h: _Hunk) -> Advice | None:
+    ref_words = next((w for _, w in h.ref_conds if w is not None), None)
+    if not h.ref_conds or h.cand_conds == h.ref_conds or ref_words is None:
+        return None
+    return Advice(
+        f"The condition tested here is not the right one: what matters is whether {ref_words}.",
+        f"Revise the condition in {h.where} so that it tests whether {ref_words}.",
+    )
+
+
+def _division(h: _Hunk) -> Advice | None:
+    cand_ops, ref_ops = h.cand_ops, h.ref_ops
     if cand_ops["//"] > ref_ops["//"] and ref_ops["/"] > cand_ops["/"]:
         return Advice(
             "The answer is a fraction in general: rounding the division down loses its "
             "fractional part.",
-            f"Revise {where} so that the division keeps its fractional part.",
+            f"Revise {h.where} so that the division keeps its fractional part.",
         )
     if ref_ops["//"] > cand_ops["//"] and cand_ops["/"] > ref_ops["/"]:
         return Advice(
             "The quantity here is a whole number: the division has to round down.",
-            f"Revise {where} so that the division rounds down to a whole number.",
+            f"Revise {h.where} so that the division rounds down to a whole number.",
         )
-    cand_calls = Counter(re.findall(r"([A-Za-z_]\w*)\s*\(", cand))
-    ref_calls = Counter(re.findall(r"([A-Za-z_]\w*)\s*\(", ref))
+    return None
+
+
+def _calls(h: _Hunk) -> Advice | None:
+    cand_calls = Counter(re.findall(r"([A-Za-z_]\w*)\s*\(", h.cand))
+    ref_calls = Counter(re.findall(r"([A-Za-z_]\w*)\s*\(", h.ref))
     for name in sorted(ref_calls - cand_calls):
         if name in _ADDED_CALLS:
             concept, result = _ADDED_CALLS[name]
-            return Advice(concept, revise(result))
+            return Advice(concept, h.revise(result))
     for name in sorted(cand_calls - ref_calls):
         if name in _REMOVED_CALLS:
             concept, result = _REMOVED_CALLS[name]
-            return Advice(concept, revise(result))
-    if ref_ops["%"] > cand_ops["%"] or (ref_ops["%"] and ref.count("(") != cand.count("(")):
-        return Advice(
-            "The result is defined modulo the given number, and the reduction has to apply to "
-            "the whole intermediate value at every step.",
-            f"Revise {where} so that the whole intermediate value is reduced modulo the given "
-            "number at each step.",
-        )
-    bare_cand, bare_ref = _STRING.sub('""', cand), _STRING.sub('""', ref)
-    if bare_cand == bare_ref and cand != ref:
-        return Advice(
-            "A fixed text produced here does not match what the problem statement prescribes.",
-            f"Revise the fixed text in {where} so that it matches the problem statement exactly.",
-        )
-    cand_names, ref_names = _IDENT.findall(bare_cand), _IDENT.findall(bare_ref)
-    if _swapped(cand_names, ref_names):
-        return Advice(
-            "The order of the quantities matters here, and the current program takes them "
-            "the other way round.",
-            f"Swap the two quantities that are exchanged in {where}.",
-        )
+            return Advice(concept, h.revise(result))
+    return None
+
+
+def _modulo(h: _Hunk) -> Advice | None:
+    if not (h.ref_ops["%"] > h.cand_ops["%"] or (h.ref_ops["%"] and h.ref.count("(") != h.cand.count("("))):
+        return None
+    return Advice(
+        "The result is defined modulo the given number, and the reduction has to apply to "
+        "the whole intermediate value at every step.",
+        f"Revise {h.where} so that the whole intermediate value is reduced modulo the given "
+        "number at each step.",
+    )
+
+
+def _fixed_text(h: _Hunk) -> Advice | None:
+    if h.bare_cand != h.bare_ref or h.cand == h.ref:
+        return None
+    return Advice(
+        "A fixed text produced here does not match what the problem statement prescribes.",
+        f"Revise the fixed text in {h.where} so that it matches the problem statement exactly.",
+    )
+
+
+def _swapped_order(h: _Hunk) -> Advice | None:
+    if not _swapped(h.cand_names, h.ref_names):
+        return None
+    return Advice(
+        "The order of the quantities matters here, and the current program takes them "
+        "the other way round.",
+        f"Swap the two quantities that are exchanged in {h.where}.",
+    )
+
+
+def _off_by_one(h: _Hunk) -> Advice | None:
     ones = re.compile(r"[+-]1\b")
-    squashed_cand, squashed_ref = _SPACE.sub("", bare_cand), _SPACE.sub("", bare_ref)
-    if len(ones.findall(squashed_cand)) != len(ones.findall(squashed_ref)):
-        return Advice(
-            "The computation is off by one at a boundary: the first or last position of the "
-            "range is treated differently from what the problem defines.",
-            f"Shift the boundary in {where} by one position, so that the range covers exactly "
-            "the positions the problem defines.",
-        )
+    if len(ones.findall(h.squashed_cand)) == len(ones.findall(h.squashed_ref)):
+        return None
+    return Advice(
+        "The computation is off by one at a boundary: the first or last position of the "
+        "range is treated differently from what the problem defines.",
+        f"Shift the boundary in {h.where} by one position, so that the range covers exactly "
+        "the positions the problem defines.",
+    )
+
+
+def _constant(h: _Hunk) -> Advice | None:
     digits = re.compile(r"\b\d+\b")
-    if digits.sub("0", squashed_cand) == digits.sub("0", squashed_ref):
+    if digits.sub("0", h.squashed_cand) != digits.sub("0", h.squashed_ref):
+        return None
+    return Advice(
+        "A constant here does not match the limits or rules stated in the problem.",
+        f"Revise the constant in {h.where} so that it matches what the problem defines.",
+    )
+
+
+def _other_quantity(h: _Hunk) -> Advice | None:
+    added = sorted(set(h.ref_names) - set(h.cand_names) - _KEYWORDS)
+    removed = sorted(set(h.cand_names) - set(h.ref_names) - _KEYWORDS)
+    if not (added and removed):
+        return None
+    return Advice(
+        f"The quantity computed here depends on {added[0]} rather than on {removed[0]}.",
+        f"Revise {h.where} so that it uses {added[0]} where it now uses {removed[0]}.",
+    )
+
+
+#: The rules of :func:`advise`, most specific first: the first that fits speaks.
+_RULES: Final = (_special_case, _repeated_check, _equality_boundary, _other_condition, _division, _calls,
+                 _modulo, _fixed_text, _swapped_order, _off_by_one, _constant, _other_quantity)
+
+
+def advise(fault: Fault, construct: str) -> Advice:
+    """The concept and repair direction a hunk implies, in words only (first rule that fits)."""
+    if fault.kind == "delete":
         return Advice(
-            "A constant here does not match the limits or rules stated in the problem.",
-            f"Revise the constant in {where} so that it matches what the problem defines.",
+            "Part of the current computation has no basis in the problem statement: the "
+            "correct answer for these inputs does not involve it.",
+            f"Remove {construct} ({line_span(fault.first, fault.last)}); the answer for these inputs does not "
+            "involve that step.",
         )
-    added = sorted(set(ref_names) - set(cand_names) - _KEYWORDS)
-    removed = sorted(set(cand_names) - set(ref_names) - _KEYWORDS)
-    if added and removed:
-        return Advice(
-            f"The quantity computed here depends on {added[0]} rather than on {removed[0]}.",
-            f"Revise {where} so that it uses {added[0]} where it now uses {removed[0]}.",
-        )
+    hunk = _Hunk(fault, construct)
+    for rule in _RULES:
+        advice = rule(hunk)
+        if advice is not None:
+            return advice
     return Advice(
         "The computation here does not follow the rule the problem defines for these inputs.",
-        f"Rewrite {where} so that it follows the rule of the problem for inputs like these.",
+        f"Rewrite {hunk.where} so that it follows the rule of the problem for inputs like these.",
     )
