@@ -386,7 +386,7 @@ async def report_command(args: argparse.Namespace) -> int:
     from ..report.leaderboard import leaderboard_json, render_text
     from ..report.sensitivity import sensitivity_json
     from ..runlog.store import read_manifest, read_records
-    from .export import run_dirs
+    from ..runlog.sweep import run_dirs
 
     root = Path(args.dir)
     setting: str | None = getattr(args, "setting", None)
