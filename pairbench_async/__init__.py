@@ -40,6 +40,7 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
     from .models.endpoint import EndpointSettings, ModelClient, parse_model_spec
     from .models.offline import RulesFeedback, SimCandidate, TurnContext
     from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
+    from .report.runs import LoadedRun, load_run
     from .report.trajectory import Trajectory, TurnOutcome
     from .runlog.records import EpisodeRecord, RunManifest, TurnRecord
     from .runner.evaluator import Evaluator, RunConfig, RunStatistics
@@ -57,6 +58,7 @@ _LAZY = {
     "RulesFeedback": ".models.offline", "SimCandidate": ".models.offline", "TurnContext": ".models.offline",
     "ModelMetrics": ".report.metrics", "compute_metrics": ".report.metrics", "metrics_by_model": ".report.metrics",
     "Trajectory": ".report.trajectory", "TurnOutcome": ".report.trajectory",
+    "LoadedRun": ".report.runs", "load_run": ".report.runs",
     "EpisodeRecord": ".runlog.records", "RunManifest": ".runlog.records", "TurnRecord": ".runlog.records",
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
@@ -80,6 +82,7 @@ __all__ = [
     "HelperMissing",
     "Instance",
     "Limits",
+    "LoadedRun",
     "ModelClient",
     "ModelMetrics",
     "OpenAIClient",
@@ -115,6 +118,7 @@ __all__ = [
     "__version__",
     "compute_metrics",
     "load_dataset",
+    "load_run",
     "make_sandbox",
     "metrics_by_model",
     "parse_model_spec",

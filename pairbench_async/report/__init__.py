@@ -1,6 +1,8 @@
 """report: numbers from records.
 
-Owns the trajectory data model (:mod:`.trajectory`), the per-turn and per-instance
+Owns a run's or a sweep's folder read back once (:mod:`.runs`: ``load_run``, the public
+way to a run's trajectories and metrics), the report's documents (:mod:`.documents`: the
+text, the JSON and the page of ``pairbench report``), the trajectory data model (:mod:`.trajectory`), the per-turn and per-instance
 metrics (:mod:`.trajectory_metrics`) and their per-model aggregation (:mod:`.metrics`),
 ranking (:mod:`.ranking`), edit precision, BLEU and CodeBLEU (:mod:`.precision`,
 :mod:`.edits`, :mod:`.verdicts`, :mod:`.bleu`, :mod:`.codebleu`, :mod:`.codebleu_package`),
