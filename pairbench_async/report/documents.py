@@ -26,7 +26,6 @@ from .accuracy import talk_accuracy
 from .codebleu_package import codebleu_problem, corpus_codebleu
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
 from .html import render_html, render_sections_text, sensitivity_sections
-from .layout import accuracy_section
 from .leaderboard import (
     leaderboard,
     leaderboard_json,
@@ -37,6 +36,7 @@ from .leaderboard import (
     unprotected_protocols,
 )
 from .model import Report, build_report
+from .paper_sections import accuracy_section
 from .pass_at_k import pass_at_k_by_model
 from .precision import precision_by_model
 from .runs import LoadedRun
