@@ -148,6 +148,37 @@ def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_s
     return (render_markdown(report) if md_stdout else None), written
 
 
+async def _load(root: Path, args: argparse.Namespace) -> LoadedRun:
+    """The run or sweep in ``root``, read once in a thread; the flags that name a setting
+    or a protocol checked against it."""
+    from ..report.runs import load_run
+    from ..runlog.sweep import is_run
+
+    setting: str | None = getattr(args, "setting", None)
+    if setting is not None and is_run(root):
+        raise ConfigError(f"--setting {setting!r}: {root} is a single run, not a --sweep folder")
+    loaded = await asyncio.to_thread(load_run, root, setting=setting)
+    run = loaded.main_run
+    chosen = getattr(args, "protocol", None)
+    if chosen is not None and chosen not in {r.protocol for r in run.all_records}:
+        raise ConfigError(f"--protocol {chosen!r} is not in {run.path} (it has: "
+                          f"{', '.join(sorted({r.protocol for r in run.all_records}))})")
+    return loaded
+
+
+def _stdout(args: argparse.Namespace, loaded: LoadedRun, s: Sensitivity | None,
+            prices: PriceBook | None, md_text: str | None) -> str:
+    """What stdout carries: the JSON, the Markdown, or the plain text."""
+    from ..report.documents import run_json, run_text, sweep_json, sweep_text
+
+    if args.json:
+        data = run_json(loaded.main_run, prices) if s is None else sweep_json(loaded, s, prices)
+        return msgspec.json.encode(data).decode() + "\n"
+    if md_text is not None:
+        return md_text
+    return run_text(loaded.main_run, prices) + "\n" if s is None else sweep_text(loaded, s, prices)
+
+
 async def report_command(args: argparse.Namespace) -> int:
     """Print (and write) the report of the run, or the ``--sweep`` folder, in ``args.dir``;
     0 on success, 1 when ``--complete-only`` refuses an unfinished run.
@@ -159,27 +190,14 @@ async def report_command(args: argparse.Namespace) -> int:
     or has a bad price (the message names the file).
     """
     from ..models.specs import load_prices
-    from ..report.documents import run_json, run_text, sweep_json, sweep_text
-    from ..report.runs import load_run
-    from ..runlog.sweep import is_run
 
     root = Path(args.dir)
-    setting: str | None = getattr(args, "setting", None)
-    if setting is not None and is_run(root):
-        raise ConfigError(f"--setting {setting!r}: {root} is a single run, not a --sweep folder")
-    # read once: every output below is computed from it
-    loaded = await asyncio.to_thread(load_run, root, setting=setting)
-    run = loaded.main_run
-    sweep = loaded if loaded.is_sweep else None
-    chosen = getattr(args, "protocol", None)
-    if chosen is not None and chosen not in {r.protocol for r in run.all_records}:
-        raise ConfigError(f"--protocol {chosen!r} is not in {run.path} (it has: "
-                          f"{', '.join(sorted({r.protocol for r in run.all_records}))})")
+    loaded = await _load(root, args)  # read once: every output below is computed from it
     incomplete = loaded.notices()
     if getattr(args, "complete_only", False) and incomplete:
         print(f"error: {root}: {'; '.join(incomplete)} (--complete-only); finish it with "
-              f"pairbench run --resume --out {root}" + (" (and the same --sweep)" if sweep else ""),
-              file=sys.stderr)
+              f"pairbench run --resume --out {root}"
+              + (" (and the same --sweep)" if loaded.is_sweep else ""), file=sys.stderr)
         return 1
     config: str | None = getattr(args, "config", None)
     prices = load_prices(config) if config is not None else None
@@ -189,27 +207,19 @@ async def report_command(args: argparse.Namespace) -> int:
     if args.json and md_stdout:
         raise ConfigError("--json and --markdown without a file both print to stdout; "
                           "give --markdown a file")
-    s = sweep.sensitivity() if sweep is not None else None
+    s = loaded.sensitivity() if loaded.is_sweep else None
     written: list[str] = []
     md_text: str | None = None
     if html or markdown:
         try:
             md_text, written = await asyncio.to_thread(
-                _write_page, run, Path(html) if html else None,
+                _write_page, loaded.main_run, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
-                chosen, getattr(args, "instances", None), prices,
+                getattr(args, "protocol", None), getattr(args, "instances", None), prices,
                 (root, s) if s is not None else None)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
-    if args.json:
-        data = run_json(run, prices) if s is None else sweep_json(loaded, s, prices)
-        sys.stdout.write(msgspec.json.encode(data).decode() + "\n")
-    elif md_text is not None:
-        sys.stdout.write(md_text)
-    elif s is None:
-        print(run_text(run, prices))
-    else:
-        sys.stdout.write(sweep_text(loaded, s, prices))
+    sys.stdout.write(_stdout(args, loaded, s, prices, md_text))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
     return 0
