@@ -62,37 +62,22 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[st
 
 
 async def export_command(args: argparse.Namespace) -> int:
-    from ..report.tables import (
-        EPISODE_COLUMNS,
-        METRIC_COLUMNS,
-        TURN_COLUMNS,
-        episode_rows,
-        metric_rows,
-        turn_rows,
-    )
-    from ..runlog.store import read_records
-    from ..runlog.sweep import run_dirs
+    from ..report.runs import load_run
+    from ..report.tables import TABLES, export_tables
 
     root = Path(args.dir)
-    runs = run_dirs(root)
+    loaded = load_run(root)  # ConfigError when there is no run here
     out = Path(args.out) if args.out else root / "export"
     write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
     if args.format == "parquet":
         _pyarrow()  # before any folder is made
-    turns: list[dict[str, Any]] = []
-    episodes: list[dict[str, Any]] = []
-    metrics: list[dict[str, Any]] = []
-    for setting, run in runs:
-        records, _ = read_records(run)
-        turns += turn_rows(records, setting)
-        episodes += episode_rows(records, setting)
-        metrics += metric_rows(records, setting)
+    tables = export_tables((setting, run.all_records) for setting, run in loaded.runs())
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file of that name, a read-only place...
         raise ConfigError(f"--out {out}: cannot make the tables' folder: {exc.strerror}") from None
-    for name, rows, columns in (("turns", turns, TURN_COLUMNS), ("episodes", episodes, EPISODE_COLUMNS),
-                                ("metrics", metrics, METRIC_COLUMNS)):
+    for name, columns in TABLES.items():
+        rows = tables[name]
         path = out / f"{name}.{args.format}"
         tmp = path.with_name(f".{path.name}.tmp")
         write(tmp, rows, columns)

@@ -79,6 +79,10 @@ class LoadedRun(msgspec.Struct, frozen=True, kw_only=True):
         """The run a report details: a sweep's main setting, or this run itself."""
         return self.settings[self.main] if self.main is not None else self
 
+    def runs(self) -> list[tuple[str, LoadedRun]]:
+        """(setting, run) of every run here: a sweep's settings in order, or ``("", self)``."""
+        return list(self.settings.items()) if self.settings else [("", self)]
+
     def notices(self) -> list[str]:
         """What is unfinished, one line per run (``SETTING: banner`` in a sweep); [] if nothing."""
         if not self.settings:

@@ -116,3 +116,20 @@ def test_records_in_memory_are_restricted_as_a_folders(folders: tuple[Path, Path
     assert {r.instance_id for r in partial.records} == {r.instance_id for r in records} - {cut.instance_id}
     assert len(partial.all_records) == len(records) - 1
     assert msgspec.json.encode(partial.metrics()) != msgspec.json.encode(whole.metrics())
+
+
+def test_export_tables_come_from_every_record_of_every_setting(folders: tuple[Path, Path]) -> None:
+    from pairbench_async.report.tables import TABLES, export_tables
+
+    run_dir, sweep_dir = folders
+    run = pairbench_async.load_run(run_dir)
+    assert run.runs() == [("", run)]
+    sweep = pairbench_async.load_run(sweep_dir)
+    assert [name for name, _ in sweep.runs()] == list(sweep.settings)
+    tables = export_tables((name, r.all_records) for name, r in sweep.runs())
+    assert list(tables) == list(TABLES) == ["turns", "episodes", "metrics"]
+    every = [rec for _, r in sweep.runs() for rec in r.all_records]
+    assert len(tables["episodes"]) == sum(isinstance(rec, EpisodeRecord) for rec in every)
+    assert len(tables["turns"]) == len(every) - len(tables["episodes"])
+    assert {row["setting"] for row in tables["metrics"]} == set(sweep.settings)
+    assert {row["model"] for row in tables["turns"]} == {"sim:0.3", "sim:0.8"}  # not renamed
