@@ -26,6 +26,7 @@ __all__ = [
     "extremes",
     "fmt",
     "model_order",
+    "model_protocols",
     "statistic",
 ]
 
@@ -107,3 +108,9 @@ def model_order(report: Report) -> list[str]:
 def statistic(value: float | None) -> str:
     """A rank statistic (Kendall τ, footrule) to three decimals; '-' when undefined."""
     return "-" if value is None else f"{value:.3f}"
+
+
+def model_protocols(report: Report) -> list[tuple[str, str]]:
+    """(model, protocol) of every group, models in name order, protocols in report order."""
+    models = sorted({m for v in report.views.values() for m in v.models})
+    return [(m, p) for m in models for p in report.protocols if m in report.views[p].models]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from .accuracy import Accuracy, TalkAccuracy
-from .layout import Cell, Section, Table, extremes, statistic
+from .layout import Cell, Section, Table, extremes, model_protocols, statistic
 from .leaderboard import UNPROTECTED_NOTE
 from .metrics import group_key
 from .model import Report
@@ -29,18 +29,12 @@ def _pct(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{100 * value:.{digits}f}"
 
 
-def _model_protocols(report: Report) -> list[tuple[str, str]]:
-    """(model, protocol) of every group, models in name order, protocols in report order."""
-    models = sorted({m for v in report.views.values() for m in v.models})
-    return [(m, p) for m in models for p in report.protocols if m in report.views[p].models]
-
-
 def _match_table(report: Report) -> Table:
     """FixEval's Table III on the final programs: EM (with and without comments), BLEU,
     CodeBLEU and its parts, per model and protocol."""
     rows = []
     last = ""
-    for model, p in _model_protocols(report):
+    for model, p in model_protocols(report):
         s = report.precision.get(group_key(model, p))
         if s is None:
             continue
@@ -60,7 +54,7 @@ def _match_table(report: Report) -> Table:
 
 def _execution_table(report: Report) -> Table:
     """FixEval's Table IV: pass@k and TCA@k over the runs, final and turn 0 programs."""
-    groups = [(m, p, report.views[p].pass_at_k[m]) for m, p in _model_protocols(report)
+    groups = [(m, p, report.views[p].pass_at_k[m]) for m, p in model_protocols(report)
               if m in report.views[p].pass_at_k]
     ks = _sample_ks(max((g.samples for _, _, g in groups), default=1))
 

@@ -16,7 +16,7 @@ import msgspec
 
 from ..protocol.protocols import PROTOCOLS
 from .cost import cost_summary, format_cost
-from .layout import LEVELS, Cell, Table, extremes, fmt, model_order, statistic
+from .layout import LEVELS, Cell, Table, extremes, fmt, model_order, model_protocols, statistic
 from .metrics import ModelMetrics
 from .model import Report
 from .ranking import HIGHER_IS_BETTER, TABLE_IV_METRICS, TABLE_V_METRICS
@@ -109,20 +109,16 @@ def closure_table(report: Report) -> Table:
 def protocol_table(report: Report) -> Table:
     main = report.views[report.main].models
     rows = []
-    for model in sorted({m for v in report.views.values() for m in v.models}):
-        first = True
-        for p in report.protocols:
-            row = report.views[p].models.get(model)
-            if row is None:
-                continue
-            base = main.get(model)
-            delta = ("-" if p == report.main or base is None or base.FinalFix is None
-                     or row.FinalFix is None else f"{100 * (row.FinalFix - base.FinalFix):+.2f}")
-            rows.append([Cell(model if first else ""), Cell(p),
-                         *(Cell(fmt(m, getattr(row, m))) for m in COMPARISON), Cell(delta),
-                         Cell("no" if p in report.unprotected else "yes"),
-                         Cell(str(row.instances))])
-            first = False
+    last = ""
+    for model, p in model_protocols(report):
+        row, base = report.views[p].models[model], main.get(model)
+        delta = ("-" if p == report.main or base is None or base.FinalFix is None
+                 or row.FinalFix is None else f"{100 * (row.FinalFix - base.FinalFix):+.2f}")
+        rows.append([Cell(model if model != last else ""), Cell(p),
+                     *(Cell(fmt(m, getattr(row, m))) for m in COMPARISON), Cell(delta),
+                     Cell("no" if p in report.unprotected else "yes"),
+                     Cell(str(row.instances))])
+        last = model
     return Table(header=["Model", "Protocol", *(metric(m).header() for m in COMPARISON),
                          f"Δ Final Fix vs {report.main} (pp)", "Hidden tests protected",
                          "Episodes"], rows=rows, left=2)
@@ -167,17 +163,14 @@ def repair_at_k_table(report: Report) -> Table:
                   default=0)
     ks = sorted({k for k in (1, 2, 3, horizon) if 1 <= k <= horizon})
     rows = []
-    for model in sorted({m for v in report.views.values() for m in v.models}):
-        first = True
-        for p in report.protocols:
-            series = report.views[p].cumulative.get(model)
-            if series is None:
-                continue
-            given = p in PROTOCOLS and PROTOCOLS[p].starts_from_erroneous
-            rows.append([Cell(model if first else ""), Cell(p),
-                         Cell("the erroneous program" if given else "unhinted repair"),
-                         *(Cell(f"{100 * series[k]:.1f}") for k in ks)])
-            first = False
+    last = ""
+    for model, p in model_protocols(report):  # a view's cumulative series are its models'
+        series = report.views[p].cumulative[model]
+        given = p in PROTOCOLS and PROTOCOLS[p].starts_from_erroneous
+        rows.append([Cell(model if model != last else ""), Cell(p),
+                     Cell("the erroneous program" if given else "unhinted repair"),
+                     *(Cell(f"{100 * series[k]:.1f}") for k in ks)])
+        last = model
     return Table(header=["Model", "Protocol", "Turn 0", *(f"Repair@{k} (%) ↑" for k in ks)], rows=rows,
                  left=3)
 
