@@ -143,6 +143,16 @@ def load_run(path: str | os.PathLike[str], *, setting: str | None = None) -> Loa
     Raises:
         ConfigError: no run in ``path``, or an unknown ``setting``.
         StoreError: a records file or manifest that cannot be read.
+
+    Example::
+
+        run = pairbench_async.load_run("runs/20260101-120000")
+        run.metrics()["sim:0.8"]["FinalFix"]            # as report --json prints it
+        [t.instance_id for t in run.trajectories()]     # finished episodes, restricted
+
+        sweep = pairbench_async.load_run("runs/sweep")  # written by --sweep turns=6,10
+        sweep.metrics()["turns=6 sim:0.8"]              # the combined table
+        {name: s.metrics() for name, s in sweep.settings.items()}
     """
     root = Path(path)
     if is_run(root):
