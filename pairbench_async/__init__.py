@@ -43,6 +43,7 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
     from .models.interface import ContextModel, ModelClient
     from .models.offline import RulesFeedback, SimCandidate, TurnContext
     from .report.metrics import ModelMetrics, compute_metrics, metrics_by_model
+    from .report.runs import LoadedRun, load_run
     from .report.trajectory import Trajectory, TurnOutcome
     from .runlog.records import (
         CallRecord,
@@ -72,6 +73,7 @@ _LAZY = {
     "CallRecord": ".runlog.records", "EpisodeRecord": ".runlog.records", "HintRecord": ".runlog.records",
     "Record": ".runlog.records", "RunManifest": ".runlog.records", "SweepSetting": ".runlog.records",
     "TargetRecord": ".runlog.records", "TurnRecord": ".runlog.records",
+    "LoadedRun": ".report.runs", "load_run": ".report.runs",
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
     "OpenAIClient": ".models.client",
@@ -98,6 +100,7 @@ __all__ = [
     "Instance",
     "Limits",
     "Message",
+    "LoadedRun",
     "ModelClient",
     "ModelMetrics",
     "NativeModuleMissing",
@@ -136,6 +139,7 @@ __all__ = [
     "Verdict",
     "compute_metrics",
     "load_dataset",
+    "load_run",
     "make_sandbox",
     "metrics_by_model",
     "parse_model_spec",

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import msgspec
 
 from ..core.errors import ConfigError
 
-__all__ = ["add_export_parser", "export_command", "run_dirs"]
+__all__ = ["add_export_parser", "export_command"]
 
 
 def add_export_parser(sub: Any) -> None:
@@ -27,28 +26,6 @@ def add_export_parser(sub: Any) -> None:
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--format", choices=("parquet", "csv", "jsonl"), default="parquet")
     p.add_argument("--out", metavar="OUTDIR", help="where the tables go (default: DIR/export)")
-
-
-def run_dirs(root: Path) -> list[tuple[str, Path]]:
-    """(setting, run directory) of a run, or of every run under a ``--sweep`` folder in the
-    sweep's order: the grid position its manifest records (the first is the main setting),
-    then, for runs written before that was recorded, the folder names with their numbers
-    compared as numbers (``turns=6`` before ``turns=10``)."""
-    from ..runlog.store import read_manifest
-
-    if (root / "records.jsonl").is_file():
-        return [("", root)]
-    found = [p.parent for p in root.glob("*/records.jsonl")]
-    if not found:
-        raise ConfigError(f"{root}: no records.jsonl here or in its subdirectories (is this a run directory?)")
-
-    def order(run: Path) -> tuple[int, list[tuple[int, str]]]:
-        manifest = read_manifest(run)
-        index = manifest.sweep.index if manifest is not None and manifest.sweep is not None else 1 << 30
-        return index, [(int(part), "") if part.isdigit() else (-1, part)
-                       for part in re.split(r"(\d+)", run.name)]
-
-    return [(p.name, p) for p in sorted(found, key=order)]
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -85,36 +62,22 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[st
 
 
 async def export_command(args: argparse.Namespace) -> int:
-    from ..report.tables import (
-        EPISODE_COLUMNS,
-        METRIC_COLUMNS,
-        TURN_COLUMNS,
-        episode_rows,
-        metric_rows,
-        turn_rows,
-    )
-    from ..runlog.store import read_records
+    from ..report.runs import load_run
+    from ..report.tables import TABLES, export_tables
 
     root = Path(args.dir)
-    runs = run_dirs(root)
+    loaded = load_run(root)  # ConfigError when there is no run here
     out = Path(args.out) if args.out else root / "export"
     write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
     if args.format == "parquet":
         _pyarrow()  # before any folder is made
-    turns: list[dict[str, Any]] = []
-    episodes: list[dict[str, Any]] = []
-    metrics: list[dict[str, Any]] = []
-    for setting, run in runs:
-        records, _ = read_records(run)
-        turns += turn_rows(records, setting)
-        episodes += episode_rows(records, setting)
-        metrics += metric_rows(records, setting)
+    tables = export_tables((setting, run.all_records) for setting, run in loaded.runs())
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file of that name, a read-only place...
         raise ConfigError(f"--out {out}: cannot make the tables' folder: {exc.strerror}") from None
-    for name, rows, columns in (("turns", turns, TURN_COLUMNS), ("episodes", episodes, EPISODE_COLUMNS),
-                                ("metrics", metrics, METRIC_COLUMNS)):
+    for name, columns in TABLES.items():
+        rows = tables[name]
         path = out / f"{name}.{args.format}"
         tmp = path.with_name(f".{path.name}.tmp")
         write(tmp, rows, columns)

@@ -132,8 +132,6 @@ _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenari
               "hint-budget": "hint_budget", "feedback": "feedback"}
 #: sweep keys whose values are model specs (strings), not integers
 _SPEC_KEYS = frozenset({"feedback"})
-#: the longest readable part of a setting's folder name taken from one value
-_NAME_LIMIT = 48
 
 
 def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
@@ -166,34 +164,6 @@ def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
             for combo in itertools.product(*(v for _, v in axes))]
 
 
-def _safe(value: int | str, siblings: list[int | str]) -> str:
-    """A value as part of a folder name: kept when already safe, else its unsafe runs
-    (``:``, ``/``, ``@``, ``?``...) as ``-``; a 6-hex digest of the exact value is added when
-    that loses information another value of the axis needs, or the name had to be cut."""
-    text = str(value)
-
-    def slug(v: str) -> str:
-        return re.sub(r"[^A-Za-z0-9._+-]+", "-", v).strip("-.")
-
-    readable = slug(text)
-    cut = len(readable) > _NAME_LIMIT
-    clash = sum(1 for s in siblings if slug(str(s)) == readable) > 1
-    if readable == text and not cut:
-        return text
-    if cut or clash or not readable:
-        import hashlib
-
-        digest = hashlib.sha256(text.encode()).hexdigest()[:6]
-        return f"{readable[:_NAME_LIMIT]}-{digest}" if readable else digest
-    return readable
-
-
-def setting_name(point: dict[str, int | str], grid: list[dict[str, int | str]]) -> str:
-    """The folder of a sweep point: ``turns=6``, ``turns=6_feedback=openai-deepseek-chat``;
-    filesystem-safe, readable, and distinct for distinct points of ``grid``."""
-    return "_".join(f"{k}={_safe(v, sorted({p[k] for p in grid}, key=str))}" for k, v in point.items())
-
-
 def _point_config(base: Any, point: dict[str, int | str]) -> Any:
     config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
     config.validate()  # every spec must be one we can make: the CLI brings no clients
@@ -205,6 +175,7 @@ async def run_command(args: argparse.Namespace) -> int:
     from ..report.leaderboard import leaderboard, render_text
     from ..runlog.records import SweepSetting
     from ..runlog.store import read_records
+    from ..runlog.sweep import setting_name
     from ..runner.evaluator import Evaluator, RunConfig
     from ..sandbox.config import SandboxConfig
 

@@ -6,7 +6,7 @@ directory or a browser, in a module of its own:
 1. :func:`build_report` (:mod:`.model`) turns records (and the manifest) into a
    :class:`Report`: every number of Tables III-VI, Figs. 3-6, the per-protocol
    comparison, the protocols' ranking agreement, Repair@k and token usage;
-2. :func:`report_sections` (:mod:`.layout`) lays a report out as sections of tables
+2. :func:`report_sections` (:mod:`.sections`) lays a report out as sections of tables
    whose cells carry their best/worst marks, so HTML and Markdown show the same thing;
 3. :func:`render_html` / :func:`render_markdown` (here) print the sections, and
    :func:`draw_figures` (:mod:`.figures`) draws the figures to PNG bytes.
@@ -28,16 +28,11 @@ from typing import Final
 
 from .cost import TokenRow
 from .figures import FIGURES, draw_figures
-from .layout import (
-    Cell,
-    Section,
-    Table,
-    extremes,
-    leaderboard_table,
-    report_sections,
-    sensitivity_sections,
-)
+from .layout import Cell, Section, Table, extremes
 from .model import Report, build_report
+from .run_tables import leaderboard_table
+from .sections import report_sections
+from .sweep_sections import sensitivity_sections
 from .transcript import Transcripts
 from .transcript_html import TRANSCRIPT_CSS, render_transcripts
 

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from ..runlog.records import EpisodeRecord, Record, TurnRecord
-from .glossary import PERCENT_METRICS, legend_lines
+from .glossary import legend_lines
 from .metrics import METRIC_NAMES, ModelMetrics, metrics_by_model
+from .registry import BY_NAME, metric
 from .trajectory import Trajectory, TurnOutcome
 
 __all__ = [
@@ -27,10 +28,8 @@ __all__ = [
     "unprotected_protocols",
 ]
 
-#: The paper's Table III columns, in order.
-LEADERBOARD_COLUMNS = ("InitialFix", "TRS", "BRG", "BP", "PMR", "HE", "GC", "FinalFix", "TurnsToFix", "HCC",
-                       "HCCShown")
-_PERCENT = PERCENT_METRICS
+#: The text leaderboard's columns: the registry's leaderboard metrics (Table III and HCCShown).
+LEADERBOARD_COLUMNS = tuple(name for name in METRIC_NAMES if BY_NAME[name].leaderboard)
 
 
 class Leaderboard(msgspec.Struct):
@@ -135,12 +134,9 @@ def leaderboard_json(board: Leaderboard) -> dict[str, object]:
     }
 
 
-def _fmt(metric: str, value: float | None) -> str:
-    if value is None:
-        return "-"
-    if metric in _PERCENT:
-        return f"{100 * value:.1f}"
-    return f"{value:.2f}"
+def _fmt(name: str, value: float | None) -> str:
+    """A terminal cell: rates in % with one decimal."""
+    return metric(name).format(value, 1)
 
 
 def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
@@ -150,7 +146,7 @@ def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     for m in LEADERBOARD_COLUMNS:
         values = [getattr(r, m) for r in board.models.values() if getattr(r, m) is not None]
         if values and len(board.models) > 1:
-            best[m] = min(values) if m == "TurnsToFix" else max(values)
+            best[m] = max(values) if BY_NAME[m].higher_is_better else min(values)
     rows = []
     for name, row in sorted(board.models.items()):
         cells = [name + ("†" if name.rpartition("|")[2] in board.unprotected else "")]

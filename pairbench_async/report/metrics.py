@@ -22,6 +22,7 @@ from typing import Final
 
 import msgspec
 
+from .registry import BY_NAME
 from .trajectory import Trajectory
 from .trajectory_metrics import (
     InstanceMetrics,
@@ -48,24 +49,6 @@ __all__ = [
     "pass_rate_trajectories",
     "repair_at_k",
 ]
-
-#: The metrics of :class:`ModelMetrics`, in table order.
-METRIC_NAMES: Final = (
-    "InitialFix",
-    "TRS",
-    "BRG",
-    "BP",
-    "PMR",
-    "HE",
-    "GC",
-    "FinalFix",
-    "TurnsToFix",
-    "HCC",
-    "RepairRate",
-    "PreservationRate",
-    "HCCShown",
-)
-
 
 # --------------------------------------------------------------------------- per model
 
@@ -96,6 +79,12 @@ class ModelMetrics(msgspec.Struct, frozen=True, kw_only=True):
     instances: int = 0
     initially_failing: int = 0
     fixed: int = 0
+
+
+#: The metrics of :class:`ModelMetrics` (the registry's per-model ones), in its field order:
+#: the order of ``report --json``'s ``models`` and of the export's metric rows.
+METRIC_NAMES: Final[tuple[str, ...]] = tuple(
+    name for name in ModelMetrics.__struct_fields__ if name in BY_NAME)
 
 
 def aggregate(rows: Sequence[InstanceMetrics]) -> ModelMetrics:

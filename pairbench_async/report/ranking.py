@@ -29,6 +29,7 @@ from typing import Final
 import msgspec
 
 from .metrics import METRIC_NAMES, ModelMetrics
+from .registry import BY_NAME
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -52,7 +53,7 @@ __all__ = [
 
 #: Direction of every metric of :class:`ModelMetrics`: True when a higher value is better.
 HIGHER_IS_BETTER: Final[Mapping[str, bool]] = MappingProxyType(
-    {name: name != "TurnsToFix" for name in METRIC_NAMES}
+    {name: BY_NAME[name].higher_is_better for name in METRIC_NAMES}
 )
 
 #: The nine metrics of the paper's metric-wise ranking (Table IV; "Net Gain" is GC).

@@ -15,7 +15,8 @@ from ..runlog.records import EpisodeRecord, Record, TurnRecord
 from .leaderboard import leaderboard
 from .metrics import METRIC_NAMES
 
-__all__ = ["EPISODE_COLUMNS", "METRIC_COLUMNS", "TURN_COLUMNS", "episode_rows", "metric_rows", "turn_rows"]
+__all__ = ["EPISODE_COLUMNS", "METRIC_COLUMNS", "TABLES", "TURN_COLUMNS", "episode_rows", "export_tables",
+           "metric_rows", "turn_rows"]
 
 #: (name, type) of every column; types are those of Parquet/Arrow: string, int64, float64, bool
 TURN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -37,6 +38,23 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("setting", "string"), ("model", "string"), ("protocol", "string"), ("metric", "string"),
     ("value", "float64"), ("instances", "int64"),
 )
+
+
+#: the tables ``pairbench export`` writes, by name, with their columns
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "turns": TURN_COLUMNS, "episodes": EPISODE_COLUMNS, "metrics": METRIC_COLUMNS}
+
+
+def export_tables(runs: Iterable[tuple[str, Sequence[Record]]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of every table in :data:`TABLES` for (setting, records) pairs, e.g.
+    ``LoadedRun.runs()`` with each run's ``all_records`` (every record: errored and
+    unfinished episodes are rows too; the metrics are those of the finished episodes)."""
+    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    for setting, records in runs:
+        tables["turns"] += turn_rows(records, setting)
+        tables["episodes"] += episode_rows(records, setting)
+        tables["metrics"] += metric_rows(records, setting)
+    return tables
 
 
 def turn_rows(records: Iterable[Record], setting: str = "") -> list[dict[str, Any]]:

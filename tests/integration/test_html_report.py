@@ -260,15 +260,15 @@ def test_protocol_agreement_is_the_footrule_of_the_pooled_rankings(run_dir: Path
 
 
 def test_repair_at_k_matches_the_metric(run_dir: Path) -> None:
-    from pairbench_async.report.layout import _repair_at_k_table
     from pairbench_async.report.leaderboard import trajectories
     from pairbench_async.report.metrics import repair_at_k
+    from pairbench_async.report.run_tables import repair_at_k_table
 
     records, _ = read_records(run_dir)
     report = build_report(records, read_manifest(run_dir))
     md = render_markdown(report)
     assert "| Model | Protocol | Turn 0 | Repair@1 (%) ↑ | Repair@2 (%) ↑ | Repair@3 (%) ↑ |" in md
-    table = _repair_at_k_table(report)
+    table = repair_at_k_table(report)
     trajs, _, _ = trajectories(records, with_protocol=True)
     model = ""
     for row in table.rows:

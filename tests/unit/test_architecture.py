@@ -48,6 +48,7 @@ PURE_MODULES = (
     "report/codebleu.py",
     "report/pass_at_k.py",
     "report/glossary.py",
+    "report/registry.py",
     "report/tables.py",
     "report/transcript.py",
     "models/prices.py",

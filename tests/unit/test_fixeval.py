@@ -29,7 +29,6 @@ from pairbench_async.report.codebleu_package import (
     codebleu_problem,
     corpus_codebleu,
 )
-from pairbench_async.report.layout import report_sections
 from pairbench_async.report.model import build_report
 from pairbench_async.report.pass_at_k import (
     PassAtK,
@@ -39,6 +38,7 @@ from pairbench_async.report.pass_at_k import (
     tca_at_k,
 )
 from pairbench_async.report.precision import exact_match_code, precision_by_model
+from pairbench_async.report.sections import report_sections
 from pairbench_async.report.trajectory import Trajectory, TurnOutcome
 from pairbench_async.runlog.records import EpisodeRecord, Record, TurnRecord
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pairbench_async.cli.run import parse_sweep, setting_name
+from pairbench_async.cli.run import parse_sweep
 from pairbench_async.core.errors import ConfigError
+from pairbench_async.runlog.sweep import setting_name
 
 
 def test_the_feedback_model_is_a_sweep_axis_kept_in_order() -> None:

@@ -1,0 +1,235 @@
+"""A loaded run's (or sweep's) report as documents: plain text, JSON, and the page.
+
+What ``pairbench report`` prints, as library calls over a :class:`~.runs.LoadedRun`:
+:func:`run_text` / :func:`run_json` for one run (a sweep's main setting too),
+:func:`sweep_text` / :func:`sweep_json` for a sweep folder, and :func:`page` (the
+:class:`~.model.Report` that :mod:`.html` renders and :mod:`.figures` draws) with
+:func:`page_html` (its HTML with the per-episode transcripts). Nothing here writes a
+file or prints: the caller does.
+
+Numbers that need the run's dataset (repair precision, exact match, BLEU, CodeBLEU, the
+transcripts' turn-0 diff base) are computed when the dataset the manifest names reads
+back; otherwise the documents say so and go on without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..core.errors import PairbenchError
+from ..datasets.files import dataset_hash, load_dataset
+from ..models.prices import PriceBook
+from ..runlog.records import Record, RunManifest
+from .accuracy import talk_accuracy
+from .codebleu_package import codebleu_problem, corpus_codebleu
+from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
+from .html import render_html, render_sections_text, sensitivity_sections
+from .leaderboard import (
+    leaderboard,
+    leaderboard_json,
+    render_repair_at_k_text,
+    render_text,
+    repair_at_k_json,
+    trajectories,
+    unprotected_protocols,
+)
+from .model import Report, build_report
+from .paper_sections import accuracy_section
+from .pass_at_k import pass_at_k_by_model
+from .precision import precision_by_model
+from .runs import LoadedRun
+from .sensitivity import Sensitivity, sensitivity_json
+from .transcript import build_transcripts
+
+__all__ = ["page", "page_html", "precision", "run_json", "run_text", "sweep_json", "sweep_text",
+           "token_usage"]
+
+
+def precision(records: list[Record], manifest: RunManifest | None,
+              with_protocol: bool | None = None) -> tuple[dict[str, Any] | None, str]:
+    """Repair precision, exact match, BLEU and CodeBLEU per model (PDB/FixEval), when the
+    run's dataset can be read back (else None); and what is missing, "" if nothing.
+
+    CodeBLEU needs the optional codebleu package: without it the summaries have no
+    CodeBLEU and the note says how to install it.
+    """
+    problem = codebleu_problem()
+    try:
+        instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
+                                                   skip_invalid=True).instances}
+        return dict(precision_by_model(records, instances, with_protocol=with_protocol,
+                                       codebleu=corpus_codebleu if problem is None else None)), \
+            problem or ""
+    except PairbenchError as exc:  # the dataset moved or changed: leaderboard only
+        return None, (f"no repair precision, exact match, BLEU or CodeBLEU: the run's dataset "
+                      f"cannot be read back ({exc})")
+
+
+def token_usage(run: LoadedRun, prices: PriceBook | None) -> list[TokenRow]:
+    """Token usage (and cost) per (candidate, protocol, role, model called) of every record
+    of the run (errored and unfinished episodes' calls were paid for too)."""
+    manifest = run.manifest
+    return token_rows(run.all_records, manifest.protocols if manifest else (), prices=prices,
+                      feedback=manifest.feedback if manifest else None,
+                      validator=manifest.validator if manifest else None)
+
+
+def _turns(manifest: RunManifest | None) -> int | None:
+    """The run's α (``--turns``), the last round Repair@k can report."""
+    alpha = manifest.params.get("turns") if manifest is not None else None
+    return alpha if isinstance(alpha, int) else None
+
+
+def run_json(run: LoadedRun, prices: PriceBook | None = None) -> dict[str, Any]:
+    """``report RUN --json`` of one run (a sweep's main setting too)."""
+    comp, kept, manifest = run.completeness, run.records, run.manifest
+    board = leaderboard(kept)
+    data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
+                             "complete": comp.complete, "common_instances": comp.common,
+                             "instances": comp.instances, "notice": comp.banner()},
+            **leaderboard_json(board)}
+    scores, note = precision(kept, manifest)
+    if scores is not None:
+        data["precision"] = msgspec.to_builtins(scores)
+    data["precision_note"] = note or None
+    data["pass_at_k"] = msgspec.to_builtins(pass_at_k_by_model(trajectories(kept)[0]))
+    tokens = token_usage(run, prices)
+    data["tokens"] = tokens_json(tokens)
+    data["cost_total"] = cost_summary(tokens).total
+    data["unprotected"] = board.unprotected
+    data["repair_at_k"] = repair_at_k_json(kept, _turns(manifest))
+    data["test_case_accuracy"] = msgspec.to_builtins(
+        talk_accuracy(kept, manifest.protocols if manifest else None))
+    return data
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}"
+
+
+def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
+    header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch",
+              "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE"]
+    rows = []
+    for name, s in sorted(summaries.items()):
+        cb = s.codebleu
+        rows.append([name, _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
+                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
+                     *(["-"] * 3 if cb is None else
+                       [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
+                     _pct(s.verdict_mix.get("CE"))])
+    lines = _columns(header, rows)
+    lines.append("repair precision (PDB/FixEval), in %: edits vs the reference's edit of the buggy "
+                 "program (turns >= 1); exact match (with, then without comments), BLEU and "
+                 "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
+                 "program; CE share")
+    if note:
+        lines.append(note)
+    return "\n".join(lines)
+
+
+def _pass_at_k_text(summaries: dict[str, Any]) -> str:
+    """FixEval's pass@k and TCA@k per model, final programs then turn 0's, k = 1..n."""
+    n = max((s.samples for s in summaries.values()), default=1)
+    ks = range(1, n + 1)
+    header = ["Model", "Program", *(f"pass@{k}" for k in ks), *(f"TCA@{k}" for k in ks), "n"]
+    rows = []
+    for name, s in sorted(summaries.items()):
+        for program, passes, tcas in (("final", s.pass_at_k, s.tca_at_k),
+                                      ("turn 0", s.initial_pass_at_k, s.initial_tca_at_k)):
+            if passes is None or tcas is None:  # turn 0 is the given program: no sample
+                continue
+            rows.append([name, program, *(_pct(passes.get(k)) for k in ks),
+                         *(_pct(tcas.get(k)) for k in ks), str(s.samples)])
+    lines = _columns(header, rows)
+    lines.append("FixEval over the runs, in %: pass@k = 1 - C(n-c,k)/C(n,k) (c of n runs pass "
+                 "every hidden test), TCA@k = mean share of hidden tests passed by runs 1..k; "
+                 "final = each run's last program, turn 0 = its unhinted repair (none for simple, "
+                 "compiler, test, human: their turn 0 is the given erroneous program)")
+    return "\n".join(lines)
+
+
+def run_text(run: LoadedRun, prices: PriceBook | None = None) -> str:
+    """``report RUN``'s plain text: the notice, the leaderboard, tokens, Repair@k, repair
+    precision, FixEval's pass@k / TCA@k and seed 002's test-case accuracy."""
+    banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
+    parts = [f"{banner}."] if banner else []
+    parts.append(render_text(leaderboard(kept)))
+    tokens = token_usage(run, prices)
+    if tokens:
+        parts.append("\n" + render_tokens_text(tokens))
+    parts.append("\n" + render_repair_at_k_text(repair_at_k_json(kept, _turns(manifest))))
+    scores, note = precision(kept, manifest)
+    if scores:
+        parts.append("\n" + _precision_text(scores, note))
+    elif note:
+        parts.append("\n" + note)
+    samples = pass_at_k_by_model(trajectories(kept)[0])
+    if samples:
+        parts.append("\n" + _pass_at_k_text(samples))
+    accuracy = talk_accuracy(kept, manifest.protocols if manifest else None)
+    if accuracy is not None:
+        section = accuracy_section(accuracy, unprotected_protocols(run.all_records))
+        parts.append("\n" + render_sections_text([section], intro=False).rstrip())
+    return "\n".join(parts)
+
+
+def sweep_json(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None) -> dict[str, Any]:
+    """``report SWEEP --json``: the combined table of every setting on top (``models``,
+    ``settings``), the main setting's report as ``main``, then Table VII and the τ
+    between settings (``s``: :meth:`~.runs.LoadedRun.sensitivity`)."""
+    return {**leaderboard_json(sweep.leaderboard()),
+            "settings": [info.name for info in s.settings],
+            "main": run_json(sweep.main_run, prices), **sensitivity_json(s)}
+
+
+def sweep_text(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None) -> str:
+    """``report SWEEP``'s plain text: the main setting's report, the combined table of every
+    setting, Table VII and the τ between settings."""
+    names = [info.name for info in s.settings]
+    return (f"sweep {sweep.path}: {len(names)} settings ({', '.join(names)}); main setting "
+            f"{s.main} (--setting NAME for another)\n\n"
+            f"== Main setting: {s.main} ==\n{run_text(sweep.main_run, prices)}\n"
+            "\n== Every setting (each row is SETTING MODEL[|PROTOCOL]) ==\n"
+            f"{render_text(sweep.leaderboard())}\n"
+            "\n" + render_sections_text(sensitivity_sections(s)))
+
+
+def page(run: LoadedRun, *, main: str | None = None, instances: list[str] | None = None,
+         prices: PriceBook | None = None, sensitivity: Sensitivity | None = None,
+         title: str | None = None) -> Report:
+    """The visual report's numbers (:func:`.model.build_report`) of ``run`` (a sweep's main
+    setting, with ``sensitivity`` for Table VII): ``main`` protocol, Fig. 5's
+    ``instances``, token ``prices``; the title names the run's folder by default."""
+    scores, note = precision(run.records, run.manifest, with_protocol=True)
+    name = run.path.resolve().name if run.path is not None else ""
+    return build_report(run.records, run.manifest, main_protocol=main, instances=instances,
+                        title=title or f"PAIR-BENCH report: {name}",
+                        prices=prices, notice=run.completeness.banner() or "", precision=scores,
+                        precision_note=note, sensitivity=sensitivity)
+
+
+def page_html(run: LoadedRun, report: Report, figures: dict[str, bytes]) -> str:
+    """The self-contained HTML page of ``report`` with the per-episode transcripts of every
+    record of ``run``; turn 0 diffs against the buggy programs when the run's dataset reads
+    back unchanged."""
+    manifest = run.manifest
+    try:
+        ran = (load_dataset(manifest.dataset or None, skip_invalid=True).instances[: manifest.instances]
+               if manifest is not None else [])
+    except (PairbenchError, OSError):
+        ran = []
+    same = manifest is not None and bool(ran) and dataset_hash(ran) == manifest.dataset_hash
+    transcripts = build_transcripts(run.all_records, {i.id: i.buggy for i in ran} if same else None,
+                                    protocols=report.protocols)
+    return render_html(report, figures, transcripts)
+
