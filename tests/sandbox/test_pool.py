@@ -54,7 +54,7 @@ async def test_a_worker_dying_twice_gives_sandbox_faults_not_program_verdicts() 
         task = asyncio.create_task(pool.run(slow, [Test(id="1", input="", output="1\n")]))
         killed = None
         for _ in range(2):  # each time while the test runs (the second: its retry)
-            await until(lambda: running_test_child(pool, not_of=killed),
+            await until(lambda gone=killed: running_test_child(pool, not_of=gone),
                         what="a test child running")
             killed = pool._workers[0].proc.pid
             pool._workers[0].proc.kill()
