@@ -4,13 +4,15 @@
  *** Theory of operation ***
  *
  * Untrusted programs (candidate repairs, and references too) run in a tree of
- * four kinds of processes, all started from one small Python file
- * (pairbench_async/sandbox/worker.py) that imports this module:
+ * four kinds of processes, all started from one small Python program, the text
+ * of pairbench_async/sandbox/worker.py passed with -c (so no code object names
+ * the package's path), which loads this module by path:
  *
  *   pool (asyncio, the evaluator)
- *     └─ W  worker: `python -S -s -P -B -X utf8 worker.py CONFIG`, one per core,
- *            started in a session of its own with a fixed environment. Enters
- *            the namespaces, forks I, then only waits for it.
+ *     └─ W  worker: `python -S -s -P -B -X utf8 -c <worker.py's source> CONFIG`
+ *            (sandbox/process.py), one per core, started in a session of its own
+ *            with a fixed environment. Enters the namespaces, forks I, then only
+ *            waits for it.
  *        └─ I  PID 1 of the worker's own PID namespace: builds the minimal root and
  *               serves the pool's frames. Never reads a program or a test.
  *           └─ Z  program zygote, forked from I for each program: joins the
@@ -22,13 +24,22 @@
  * for whatever reason, the kernel kills every process of the namespace and I's
  * exit waits until they are gone; whatever a test child did to its signals,
  * session, process group or parent-death signal, it cannot leave the namespace
- * (no setns, no CAP_SYS_ADMIN). I dies with W (PDEATHSIG, set after the last
- * credential change), W with the pool (PDEATHSIG, and a pidfd of the pool that
- * I watches: PDEATHSIG follows the parent *thread*); the pool's close() makes W
- * SIGKILL I. After every program I also kills whatever is left in the
+ * (no setns, no CAP_SYS_ADMIN). I dies with W: PDEATHSIG, set after the last
+ * credential change, and a pidfd of W that I checks once right after setting
+ * it (W may have died before). The tree dies with the pool's process in two
+ * ways: PDEATHSIG on W, which follows the parent *thread* and is easily lost
+ * (a host such as a Ray actor SIGKILLed while W waits), and the pidfd watch:
+ * W opens a pidfd of the pool's process while that is surely its parent, and
+ * I keeps it and polls it beside its frame pipe, and, while a program runs,
+ * beside a pidfd of the zygote (worker.py's wait_for(), wait_for_zygote()); once
+ * the pool's process has died, I kills the zygote, reaps, and exits from
+ * wherever it was blocked, and the kernel ends the namespace. The pool's stop
+ * sends QUIT and SIGTERM (on which W SIGKILLs I), and SIGKILLs the worker's
+ * session after 5 s. After every program I also kills whatever is left in the
  * namespace but itself (kill(-1)) and reaps it, so nothing of one program
- * outlives its zygote. The child sees only the namespace's processes, in a
- * fresh /proc.
+ * outlives its zygote. Without namespaces (a fallback) W serves itself, as the
+ * subreaper of everything below it, with the same pidfd watch. The child sees
+ * only the namespace's processes, in a fresh /proc.
  *
  * W, once at start: opens the cgroup files the zygotes need (below), then a
  * fresh network namespace (no interface but a down loopback), IPC namespace (no
@@ -113,12 +124,30 @@
  * warm zygote costs ~1 ms. An exec'ed helper would force an interpreter
  * start per test, so the confinement is a library the forked child calls.
  *
- * Errors: a failing system call raises OSError with the failing step named
- * (argument errors raise TypeError, a filter too long RuntimeError). A
- * failure while a test child confines itself (do_confine()) means the child
- * must not run the program: it reports the step on the handshake pipe and
- * exits, and the pool turns that into a sandbox-fault verdict, never a
- * program verdict.
+ * Errors, function by function (every one with arguments raises TypeError
+ * for arguments of the wrong type; "OSError" is errno plus the failing step,
+ * e.g. "pivot_root: Operation not permitted"):
+ *   - probe() returns a dict (landlock_abi, seccomp, arch); nothing of its own.
+ *   - enter_namespaces, mount_tmpfs, bind_mount, pivot, mount_proc, unmount,
+ *     new_pid_namespace, compile_cpu_guard, set_pdeathsig, empty_dir,
+ *     make_readonly, set_subreaper return None, or raise OSError when their
+ *     system call fails; confine_zygote too, and OSError (ESRCH, "parent
+ *     gone") when its parent is no longer parent_pid.
+ *   - landlock_ruleset returns (fd, abi), (-1, 0) when the kernel has no
+ *     Landlock; an absent or unreadable path is skipped; OSError when a
+ *     Landlock call fails; what Python raised when a path list is not a
+ *     sequence of str (e.g. TypeError, UnicodeEncodeError).
+ *   - worker_filter returns the filter's length; RuntimeError when it would
+ *     be too long, OSError when it cannot be attached.
+ *   - serve returns 0 on END, QUIT or end of input, and 1 in the confined
+ *     child; OSError for a failing step (read frame, read payload, test
+ *     memfds, memory cgroup limit, fork, write result, empty scratch),
+ *     ValueError for a frame that is not TEST, MemoryError when a buffer
+ *     cannot grow.
+ * A failure while a test child confines itself (do_confine()) raises
+ * nothing: the child must not run the program, so it reports the step on
+ * the handshake pipe and exits, and the pool turns that into a
+ * sandbox-fault verdict, never a program verdict.
  * The "confined" handshake byte is written only after every layer is on,
  * and its descriptor is closed before the program runs, so the program
  * cannot forge it. Comparison of outputs happens in the evaluator (Python),

@@ -12,6 +12,7 @@ loaded) unless that node is a whole batch per worker busier than the least-loade
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TypeVar
 
 __all__ = ["NodeLoad", "has_room", "pick_node"]
 
@@ -33,12 +34,15 @@ class NodeLoad:
         return self.outstanding / self.workers
 
 
+N = TypeVar("N", bound=NodeLoad)
+
+
 def has_room(node: NodeLoad, tests: int, tests_per_worker: int) -> bool:
     return node.outstanding == 0 or node.outstanding + tests <= tests_per_worker * node.workers
 
 
-def pick_node(nodes: Sequence[NodeLoad], tests: int, *, tests_per_worker: int,
-              preferred: str | None = None, avoid: Collection[str] = ()) -> NodeLoad | None:
+def pick_node(nodes: Sequence[N], tests: int, *, tests_per_worker: int,
+              preferred: str | None = None, avoid: Collection[str] = ()) -> N | None:
     """The node for a batch of ``tests``, or None when every ready node is at its bound."""
     open_ = [n for n in nodes if n.ready and has_room(n, tests, tests_per_worker)]
     fresh = [n for n in open_ if n.node_id not in avoid] or open_

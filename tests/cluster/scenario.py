@@ -91,6 +91,25 @@ def wait_gone(entries: list[list[float]], seconds: float) -> list[int]:
     return left
 
 
+def levels_below(pid: int) -> int:
+    """How deep the process tree below ``pid`` goes (0: no child)."""
+    try:
+        children = psutil.Process(pid).children()
+    except psutil.Error:
+        return 0
+    return max((1 + levels_below(c.pid) for c in children), default=0)
+
+
+async def poll(condition: Any, seconds: float) -> bool:
+    """Wait until ``condition()`` holds, at most ``seconds`` (the facts then say whether)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
 AWKWARD_CALL = Program(source="def f(n):\n    return 2 ** n\n", kind="call", entry_point="f")
 AWKWARD_CALL_TESTS = [Test(id="b10", args=[10], expected=1024), Test(id="b70", args=[70], expected=2**70),
                       Test(id="b70-wrong", args=[70], expected=2**80), Test(id="b70-0", args=[70], expected=0)]
@@ -223,7 +242,12 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
         runs = [sandbox.run(Program(source=slow.source + f"\n# {k}"), tests) for k in range(6)]
         results = await asyncio.gather(*runs)
         facts["late_all_ac"] = all(r.verdict.value == "AC" for rs in results for r in rs)
-        await asyncio.sleep(1.5)  # a heartbeat brings the counters
+
+        def late_tests() -> int:
+            stats = sandbox.node_statistics().get(late_id) if late_id else None
+            return stats.tests_run if stats is not None else 0
+
+        await poll(lambda: late_tests() > 0, 10)  # a heartbeat brings the counters
         per_node = sandbox.node_statistics()
         facts["late_node_tests"] = per_node[late_id].tests_run if late_id in per_node else 0
         for info in sandbox.nodes().values():
@@ -234,7 +258,9 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
         before = sandbox.statistics().retries
         runs = [sandbox.run(Program(source=slow.source + f"\n# f{k}"), tests) for k in range(6)]
         task = asyncio.gather(*runs)
-        await asyncio.sleep(0.3)
+        # frozen while it holds batches
+        facts["frozen_held_batches"] = await poll(
+            lambda: late_id is None or sandbox.in_flight().get(late_id, 0) > 0, 30)
         frozen_tree = tree(frozen) if frozen else []
         seen.extend(frozen_tree)
         if frozen:
@@ -256,9 +282,9 @@ async def cluster_phases(cluster: Any, work: Path, facts: dict[str, Any], seen: 
             await asyncio.sleep(0.2)
         target_id, target = next(iter(sandbox.nodes().items()))
         task = asyncio.ensure_future(sandbox.run(hang, one))
-        while not sandbox.in_flight().get(target_id):
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.5)  # the test child is running: actor, worker, zygote, child
+        # the test child is running: actor -> worker (-> its init) -> zygote -> child
+        chain = 4 if target.confinement.get("pidns") else 3
+        facts["killed_actor_mid_test"] = await poll(lambda: levels_below(target.pid) >= chain, 30)
         snapshot = tree(target.pid)
         seen.extend(snapshot)
         facts["killed_actor_processes"] = len(snapshot)

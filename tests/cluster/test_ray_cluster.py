@@ -116,12 +116,14 @@ def test_a_node_that_joins_later_gets_work(facts: Any) -> None:
 
 def test_a_frozen_actor_is_given_up_by_the_heartbeat(facts: Any) -> None:
     # SIGSTOP: Ray sees nothing wrong; the 3 s heartbeat moves its batches elsewhere
+    assert facts["frozen_held_batches"]  # frozen while it held batches
     assert facts["frozen_all_ac"] and facts["frozen_retries"] >= 1
     assert facts["frozen_run_s"] < 30
     assert facts["frozen_left_after_10s"] == []
 
 
 def test_a_sigkilled_actor_leaves_no_sandbox_process(facts: Any) -> None:
+    assert facts["killed_actor_mid_test"]  # SIGKILLed while its test child ran
     assert facts["killed_actor_processes"] >= 4  # actor, worker, zygote, test child
     assert facts["killed_actor_left_after_3s"] == []
     assert facts["killed_actor_result"] == ["AC"]  # retried once on another node

@@ -39,6 +39,7 @@ from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdic
 from pairbench_async.sandbox import host as host_module
 from pairbench_async.sandbox.host import UID_FLOOR
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
+from tests.waiting import soon, wait_until
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
@@ -168,6 +169,7 @@ class Host:
         self.ipc_before = _sysvipc()
 
         self._stop = threading.Event()
+        self.rounds = 0  # the listener's select rounds so far
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -195,9 +197,16 @@ class Host:
                     else:
                         s.recv(4096)
                     self.hits[name] += 1
+            self.rounds += 1
+
+    def caught_up(self) -> None:
+        """Return once the listener has run a whole round begun after this call: every
+        connection or datagram that reached a host socket before it is counted."""
+        start = self.rounds
+        wait_until(lambda: self.rounds >= start + 2, 10, what="the socket listener's round")
 
     def connections(self) -> dict[str, int]:
-        time.sleep(0.3)  # let the listener thread catch up
+        self.caught_up()
         return {k: v for k, v in self.hits.items() if v}
 
     # -- substitution ------------------------------------------------------------
@@ -678,7 +687,7 @@ def test_case_through_exec_command(case: Case, host: Host, tmp_path: Path) -> No
             )
         except AssertionError as exc:
             problems.append(str(exc))
-    time.sleep(0.3)
+    host.caught_up()
     hits = {
         k: v - hits_before.get(k, 0) for k, v in host.hits.items() if v != hits_before.get(k, 0)
     }
@@ -780,7 +789,9 @@ def test_preimport_marker_package(
     for name, (verdict, out, error) in results.items():
         if verdict != "AC" or out != "ok\n":
             problems.append(f"{name}: {verdict} stdout={out!r} error={error!r}")
-    time.sleep(0.5)
+    # the evaluator has exited: its pool's processes go at once (the same 0.5 s bound as
+    # ever, without its wait); a marker or an escaped process would exist already
+    soon(lambda: not _mine({proc.pid}, since), within=0.5)
     problems += [f"marker {m}" for m in [*host.markers, marker_package / "marker"] if m.exists()]
     spawned = []
     for p in psutil.process_iter(["cmdline", "create_time", "uids"]):

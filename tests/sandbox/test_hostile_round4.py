@@ -301,8 +301,8 @@ async def test_nothing_outlives_a_closed_pool(case: str) -> None:
                 program(H.OUTLIVE), make_tests(f"{words} 12"),
                 Limits(time_limit=1, wall_limit=wall, memory_limit_mb=64)))
             if mid_test:
+                # its escapes (PDEATHSIG cleared, setsid, setpgid) come before its threads
                 await wait_for_child(lo, hi, at_least=5)
-                await asyncio.sleep(0.3)
             else:
                 results = await asyncio.wait_for(job, timeout=30)
         if mid_test:
@@ -344,8 +344,8 @@ async def test_nothing_outlives_a_sigkilled_evaluator(tmp_path: Path) -> None:
         proc = subprocess.Popen([sys.executable, str(script), str(source), str(lo)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
+            # its escapes (PDEATHSIG cleared, setsid, setpgid) come before its threads
             await wait_for_child(lo, hi, at_least=5)
-            await asyncio.sleep(0.3)  # cleared PDEATHSIG and left the session by now
             proc.send_signal(signal.SIGKILL)
             await asyncio.to_thread(proc.wait, 10)
             left = await left_after(lo, hi, within=3.0)

@@ -12,6 +12,7 @@ import pytest
 from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 from pairbench_async.sandbox.process import _Worker
+from tests.waiting import running_test_child, until
 
 ADD = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 
@@ -38,8 +39,8 @@ async def test_dead_worker_is_replaced_and_its_tests_retried() -> None:
     tests = [Test(id=str(i), input=f"{i}\n", output=f"{i + 1}\n") for i in range(4)]
     async with SandboxPool(workers=1) as pool:
         task = asyncio.create_task(pool.run(slow, tests))
-        await asyncio.sleep(0.15)
-        pool._workers[0].proc.kill()
+        await until(lambda: running_test_child(pool), what="a test child running")
+        pool._workers[0].proc.kill()  # mid-test
         results = await task
         assert [r.verdict for r in results] == [Verdict.AC] * 4
         assert pool.statistics().worker_restarts == 1
@@ -51,11 +52,12 @@ async def test_a_worker_dying_twice_gives_sandbox_faults_not_program_verdicts() 
     slow = Program(source="import time\ntime.sleep(0.5)\nprint(1)\n")
     async with SandboxPool(workers=1) as pool:
         task = asyncio.create_task(pool.run(slow, [Test(id="1", input="", output="1\n")]))
-        for _ in range(2):
-            await asyncio.sleep(0.25)
+        killed = None
+        for _ in range(2):  # each time while the test runs (the second: its retry)
+            await until(lambda gone=killed: running_test_child(pool, not_of=gone),
+                        what="a test child running")
+            killed = pool._workers[0].proc.pid
             pool._workers[0].proc.kill()
-            while pool._workers[0] is None or pool._workers[0].proc.returncode is not None:
-                await asyncio.sleep(0.02)
         (result,) = await task
         assert result.verdict is Verdict.SF and "twice" in (result.error or "")
         assert pool.statistics().sandbox_faults == 1

@@ -36,6 +36,7 @@ from pairbench_async.sandbox.results import (
     _RESULT,
     _decode_result,
 )
+from tests.waiting import running_test_child, until
 
 SANE = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 SANE_TESTS = [Test(id="sane", input="2 3\n", output="5\n")]
@@ -524,7 +525,7 @@ async def test_a_frozen_worker_group_does_not_hang_run() -> None:
         await pool.run(SANE, SANE_TESTS)
         pgid = _group(pool)
         task = asyncio.create_task(pool.run(prog, tests, limits))
-        await asyncio.sleep(0.1)
+        await until(lambda: running_test_child(pool), what="a test child running")
         os.killpg(pgid, signal.SIGSTOP)  # worker, zygote and child: nothing moves
         start = time.monotonic()
         results = await asyncio.wait_for(task, 30)
@@ -622,7 +623,7 @@ async def test_closing_the_pool_resolves_running_jobs() -> None:
     await pool.start()
     sleeper = stdio("import time\ntime.sleep(5)\n")
     task = asyncio.create_task(pool.run(sleeper, [Test(id="1", input="", output="")]))
-    await asyncio.sleep(0.5)
+    await until(lambda: running_test_child(pool), what="the test running")
     await pool.aclose()
     (r,) = await asyncio.wait_for(task, 10)
     assert r.verdict is Verdict.SF and "closed" in (r.error or "")

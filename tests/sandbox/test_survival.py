@@ -31,6 +31,7 @@ import pytest
 from pairbench_async.core.errors import SandboxError
 from pairbench_async.core.types import Limits, Program, Test, Verdict
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
+from tests.waiting import running_test_child, soon, until
 
 IS_ROOT = os.getuid() == 0
 
@@ -168,7 +169,8 @@ def _kill_and_check(
     seen = {p.pid for p in root.children(recursive=True)}
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    time.sleep(1.0)
+    # the same bound as ever (1 s, then init's reaping), but done as soon as nothing is left
+    soon(lambda: not _ours(uid_base, {proc.pid}, seen, since), within=1.0)
     left = _settle(lambda: _ours(uid_base, {proc.pid}, seen, since))
     described = _describe(left)
     zombies = [
@@ -303,8 +305,8 @@ async def test_pool_closed_in_process_with_two_busy_workers() -> None:
                 )
                 for _ in range(3)
             ]
-            await _wait_for_child(uid_base)
-            await asyncio.sleep(0.5)
+            await until(lambda: running_test_child(pool, 0) and running_test_child(pool, 1),
+                        what="both workers running a test")
             seen.update(p.pid for p in psutil.Process().children(recursive=True))
             for job in jobs:
                 job.cancel()

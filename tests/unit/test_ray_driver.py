@@ -1,7 +1,8 @@
 """The Ray sandbox's driver logic against a fake actor (no Ray, no cluster: fast).
 
-Each test drives :class:`RaySandbox` through the same calls Ray would answer (an actor
-method's ``.remote()`` returns a ref whose ``.future()`` settles), so that what a
+Each test drives :class:`RaySandbox` (or its parts: the admission queue, the membership)
+through the same calls Ray would answer (a stand-in :class:`~.ray_sandbox.Backend`; an
+actor method's ``.remote()`` returns a ref whose ``.future()`` settles), so that what a
 node's loss, a batch's failure, a full cluster or a failing monitor round does is
 checked here, and the 2-node cluster test (tests/cluster) checks it with Ray itself.
 """
@@ -18,12 +19,16 @@ from typing import Any
 
 import pytest
 
+from pairbench_async.cluster.admission import AdmissionQueue
+from pairbench_async.cluster.membership import Member, Membership
 from pairbench_async.cluster.options import RayOptions
-from pairbench_async.cluster.ray_sandbox import RaySandbox, _Node, _split_address
+from pairbench_async.cluster.placement import NodeLoad
+from pairbench_async.cluster.ray_sandbox import RaySandbox, connect_ray, split_address
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox.config import SandboxConfig
 from pairbench_async.sandbox.interface import SandboxStatistics, decode_job, encode
+from tests.waiting import drained, until
 
 
 class RayActorError(Exception):
@@ -52,17 +57,48 @@ class RayTaskError(Exception):
 
 
 class FakeRay:
+    """The ``ray`` module, as far as :func:`connect_ray` uses it."""
+
     exceptions = types.SimpleNamespace(RayActorError=RayActorError, ObjectLostError=ObjectLostError,
                                        NodeDiedError=NodeDiedError)
 
-    def __init__(self) -> None:
+
+class FakeBackend:
+    """A :class:`~pairbench_async.cluster.ray_sandbox.Backend` without Ray: ``listed`` are
+    the cluster's nodes, ``spawn`` makes the actor ``make_actor()`` returns."""
+
+    def __init__(self, listed: list[dict[str, Any]] | None = None,
+                 free: dict[str, float] | None = None, make_actor: Any = None) -> None:
+        self.listed = listed or []
+        self.free = free or {}
+        self.make_actor = make_actor or FakeActor
+        self.spawned: list[tuple[str, int, float]] = []
         self.killed: list[Any] = []
 
-    def kill(self, actor: Any, no_restart: bool = True) -> None:
+    async def connect(self) -> None:
+        pass
+
+    async def disconnect(self) -> None:
+        pass
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return self.listed
+
+    def free_cpus(self) -> dict[str, float]:
+        return self.free
+
+    def spawn(self, node_id: str, workers: int, cpus: float) -> Any:
+        self.spawned.append((node_id, workers, cpus))
+        return self.make_actor()
+
+    def kill(self, actor: Any) -> None:
         self.killed.append(actor)
 
     def cancel(self, ref: Any) -> None:
         pass
+
+    def is_node_loss(self, exc: BaseException) -> bool:
+        return isinstance(exc, (RayActorError, ObjectLostError, NodeDiedError))
 
 
 class Ref:
@@ -85,9 +121,11 @@ class Method:
 
 
 class FakeActor:
-    """Answers each batch through ``answer(job) -> bytes`` (or raises), after ``delay`` s."""
+    """Answers each batch through ``answer(job) -> bytes`` (or raises), after ``delay`` s;
+    its start never finishes unless ``start_error`` is given (then it fails at once)."""
 
-    def __init__(self, answer: Any = None, delay: float = 0.0) -> None:
+    def __init__(self, answer: Any = None, delay: float = 0.0,
+                 start_error: BaseException | None = None) -> None:
         self.answer = answer or (lambda job: encode(
             [TestResult(id=t.id, verdict=Verdict.AC) for t in job.tests]))
         self.delay = delay
@@ -95,7 +133,15 @@ class FakeActor:
         self.pings = 0
         self.run = Method(self._run)
         self.statistics = Method(self._statistics)
+        self.start = Method(self._start)
+        self.start_error = start_error
         self.ping_future: concurrent.futures.Future[Any] | None = None
+
+    def _start(self) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        if self.start_error is not None:
+            future.set_exception(self.start_error)
+        return future
 
     def _run(self, job_bytes: bytes) -> concurrent.futures.Future[Any]:
         job = decode_job(job_bytes)
@@ -119,16 +165,20 @@ class FakeActor:
 
 
 def sandbox(*actors: FakeActor, workers: int = 1, config: SandboxConfig | None = None,
-            **options: Any) -> RaySandbox:
-    sb = RaySandbox(config or SandboxConfig(), RayOptions(**options))
-    sb._ray = FakeRay()
-    sb._started = True
-    sb._changed = asyncio.get_running_loop().create_future()
+            backend: FakeBackend | None = None, **options: Any) -> RaySandbox:
+    """A sandbox whose nodes ``node0``, ``node1``, ... serve already (no start, no monitor)."""
+    sb = RaySandbox(config or SandboxConfig(), RayOptions(**options),
+                    backend=backend or FakeBackend())
+    sb._started = True  # nodes are given, not discovered
     for i, actor in enumerate(actors):
-        node = _Node(f"node{i}", workers, i, actor)
+        node = Member(f"node{i}", workers, i, actor)
         node.ready = True
-        sb._nodes[node.node_id] = node
+        sb.members.add(node)
     return sb
+
+
+def membership(backend: FakeBackend, **options: Any) -> Membership:
+    return Membership(backend, RayOptions(**options), confine=False, on_change=lambda: None)
 
 
 PROGRAM = Program(source="print(input())")
@@ -142,28 +192,28 @@ async def test_an_error_raised_by_the_actor_fails_the_batch_not_the_node() -> No
     def overflow(job: Any) -> bytes:
         raise RayTaskError(OverflowError("can't serialize ints < -2**63 or > 2**64 - 1"))
 
-    actor = FakeActor(overflow)
-    sb = sandbox(actor, FakeActor())
+    actor, backend = FakeActor(overflow), FakeBackend()
+    sb = sandbox(actor, FakeActor(), backend=backend)
     results = await sb.run(PROGRAM, make_tests(2))
     assert [r.verdict for r in results] == [Verdict.SF, Verdict.SF]
     assert results[0].error == ("the sandbox node failed this batch: OverflowError: can't "
                                 "serialize ints < -2**63 or > 2**64 - 1")  # one line, no ANSI
     stats = sb.statistics()
     assert stats.nodes_lost == 0 and stats.retries == 0 and stats.nodes == 2
-    assert len(actor.jobs) == 1 and sb._ray.killed == []  # not retried, node kept
+    assert len(actor.jobs) == 1 and backend.killed == []  # not retried, node kept
 
 
 async def test_a_dead_actor_is_a_lost_node_and_its_batch_runs_once_elsewhere() -> None:
     def died(job: Any) -> bytes:
         raise ActorDiedError("The actor died unexpectedly")
 
-    dead, good = FakeActor(died), FakeActor()
-    sb = sandbox(dead, good)
+    dead, good, backend = FakeActor(died), FakeActor(), FakeBackend()
+    sb = sandbox(dead, good, backend=backend)
     results = await sb.run(PROGRAM, make_tests(2))
     assert [r.verdict for r in results] == [Verdict.AC, Verdict.AC]
     stats = sb.statistics()
     assert (stats.nodes_lost, stats.retries, stats.tests_retried, stats.nodes) == (1, 1, 2, 1)
-    assert len(dead.jobs) == 1 and len(good.jobs) == 1 and sb._ray.killed == [dead]
+    assert len(dead.jobs) == 1 and len(good.jobs) == 1 and backend.killed == [dead]
 
 
 def test_the_backstop_deadline_counts_the_queue_ahead_of_the_batch() -> None:
@@ -171,7 +221,7 @@ def test_the_backstop_deadline_counts_the_queue_ahead_of_the_batch() -> None:
     # rounds; wall limit 2 s, result grace 1 s, load grace 3 s, heartbeat timeout 4 s:
     # 3 + 5 * (2 + 1) + 4 = 22 s (it counted this batch's 2 tests alone before: 3+1*3+4 = 10)
     sb = RaySandbox(SandboxConfig(load_grace=3, result_grace=1), RayOptions(heartbeat_timeout_s=4))
-    node = _Node("n", 2, 0, None)
+    node = Member("n", 2, 0, None)
     node.outstanding = 10
     assert sb._deadline(node, Limits(wall_limit=2)) == 22
 
@@ -182,7 +232,8 @@ async def test_a_busy_node_that_finishes_tests_is_not_lost_past_the_deadline() -
     config = SandboxConfig(load_grace=0.01, result_grace=0.01)
     busy = FakeActor(delay=0.4)
     sb = sandbox(busy, FakeActor(), config=config, heartbeat_timeout_s=0.02)
-    node = sb._nodes["node0"]
+    node = sb.members.get("node0")
+    assert node is not None
     node.stats = SandboxStatistics(workers=1, jobs_done=0, jobs_waiting=0, tests_run=0,
                                    worker_restarts=0, sandbox_faults=0)
 
@@ -231,17 +282,18 @@ async def test_node_wait_applies_only_when_no_node_serves() -> None:
 
 
 async def test_a_retry_is_placed_before_new_batches() -> None:
-    sb = sandbox(FakeActor(), tests_per_worker=1)
-    node = sb._nodes["node0"]
+    node = NodeLoad("node0", 1)
+    node.ready = True
     node.outstanding = 1  # full
-    new = asyncio.create_task(sb._acquire(1, None, ()))
-    await asyncio.sleep(0)
-    retry = asyncio.create_task(sb._acquire(1, None, (), retry=True))
-    await asyncio.sleep(0.01)
-    sb._release(node, 1)
-    await asyncio.sleep(0.01)
-    assert retry.done() and retry.result() is node and not new.done()
-    sb._release(node, 1)
+    queue = AdmissionQueue(lambda: [node], tests_per_worker=1, node_wait_s=60)
+    new = asyncio.create_task(queue.acquire(1))
+    await until(lambda: queue.waiting() == 1)
+    retry = asyncio.create_task(queue.acquire(1, retry=True))
+    await until(lambda: queue.waiting() == 2)
+    queue.release(node, 1)
+    assert await asyncio.wait_for(retry, 1) is node
+    assert not new.done() and queue.waiting() == 1 and node.outstanding == 1
+    queue.release(node, 1)
     assert await asyncio.wait_for(new, 1) is node
 
 
@@ -251,18 +303,19 @@ async def test_a_lost_nodes_pending_heartbeat_is_retrieved() -> None:
     loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
     actor = FakeActor()
     sb = sandbox(actor, FakeActor())
-    node = sb._nodes["node0"]
-    sb._heartbeat(loop.time())  # a ping in flight
+    node = sb.members.get("node0")
+    assert node is not None
+    sb.members.heartbeat(loop.time())  # a ping in flight
     assert node.ping is not None and actor.ping_future is not None
     source, actor.ping_future = actor.ping_future, None
     source.set_running_or_notify_cancel()  # Ray's call is under way: not cancellable
-    sb._lose(node, "test")
-    await asyncio.sleep(0.01)
+    sb.members.lose(node, "test")
+    await drained()
     source.set_exception(ActorDiedError("the node died"))  # the heartbeat fails late
-    await asyncio.sleep(0.01)
+    await drained()  # its hand-over to the loop has run
     del node, source  # the lost node and its heartbeat are garbage now
     gc.collect()
-    await asyncio.sleep(0.01)
+    await drained()
     assert unretrieved == []
 
 
@@ -278,9 +331,9 @@ async def test_a_failing_monitor_round_is_logged_and_the_next_rounds_run(
         if calls == 1:
             raise RuntimeError("GCS hiccup")
 
-    sb._discover = discover  # type: ignore[method-assign]
-    task = asyncio.create_task(sb._watch())
-    await asyncio.sleep(0.3)
+    sb.members.discover = discover  # type: ignore[method-assign]
+    task = asyncio.create_task(sb.members.watch())
+    await until(lambda: task.done() or (calls >= 3 and actor.pings >= 1))
     assert not task.done()  # still watching
     task.cancel()
     assert calls >= 3 and actor.pings >= 1
@@ -288,44 +341,59 @@ async def test_a_failing_monitor_round_is_logged_and_the_next_rounds_run(
 
 
 async def test_a_node_gets_an_actor_sized_to_its_free_cpus_and_none_without() -> None:
-    sb = sandbox()
-    started: list[tuple[str, int, float]] = []
-    sb._start_node = lambda node_id, workers, cpus: started.append(  # type: ignore[method-assign]
-        (node_id, workers, cpus))
     listed = [{"NodeID": "a", "Alive": True, "Resources": {"CPU": 8.0}},
               {"NodeID": "b", "Alive": True, "Resources": {"CPU": 4.0}},
               {"NodeID": "head", "Alive": True, "Resources": {"CPU": 0.0}}]
-    sb._ray.nodes = lambda: listed  # type: ignore[attr-defined]
-    sb._free_cpus = lambda: {"a": 3.0, "b": 0.0, "head": 0.0}  # type: ignore[method-assign]
-    await sb._discover()
-    assert started == [("a", 3, 3.0)]  # b: all 4 taken by another tenant; head: none at all
+    backend = FakeBackend(listed, free={"a": 3.0, "b": 0.0, "head": 0.0})
+    members = membership(backend)
+    await members.discover()
+    assert backend.spawned == [("a", 3, 3.0)]  # b: all 4 taken by another tenant; head: none at all
+    await members.close()  # its start never finished: cancelled, its actor killed
+    assert len(backend.killed) == 1
+
+
+def one_cpu_node(node_id: str) -> dict[str, Any]:
+    return {"NodeID": node_id, "Alive": True, "Resources": {"CPU": 1.0}}
+
+
+def broken_actor() -> FakeActor:
+    return FakeActor(start_error=RuntimeError("no pool"))
 
 
 async def test_a_node_that_failed_to_start_is_tried_again_only_after_a_backoff() -> None:
-    sb = sandbox(discover_s=10)
-    started: list[str] = []
-    sb._start_node = lambda node_id, workers, cpus: started.append(node_id)  # type: ignore[method-assign]
-    sb._ray.nodes = lambda: [{"NodeID": "a", "Alive": True, "Resources": {"CPU": 1.0}}]  # type: ignore[attr-defined]
-    sb._free_cpus = dict  # type: ignore[method-assign]
-    sb._backoff["a"] = (1, asyncio.get_running_loop().time() + 20)  # failed once, 20 s ago
-    await sb._discover()
-    assert started == []
-    sb._backoff["a"] = (1, asyncio.get_running_loop().time() - 1)
-    await sb._discover()
-    assert started == ["a"]
-    for i in range(100):  # the start errors kept are bounded
-        sb._start_errors.append(f"e{i}")
-    assert len(sb._start_errors) == 16
+    backend = FakeBackend([one_cpu_node("a")], make_actor=broken_actor)
+    members = membership(backend, discover_s=10)  # first backoff: 10 * 2 = 20 s
+    await members.discover()
+    await until(lambda: members.start_errors and not members.all())  # failed, given up
+    assert members.start_errors == ("node a: RuntimeError: no pool",)
+    await members.discover()
+    assert [s[0] for s in backend.spawned] == ["a"]  # within its backoff: not tried
+    quick = FakeBackend([one_cpu_node("a")], make_actor=broken_actor)
+    members = membership(quick, discover_s=0.01)  # first backoff: 0.02 s
+    await members.discover()
+    deadline = time.monotonic() + 10
+    while len(quick.spawned) < 2:  # tried again once its backoff is over
+        assert time.monotonic() < deadline, "not tried again after its backoff"
+        await asyncio.sleep(0.005)
+        await members.discover()
+
+
+async def test_the_start_errors_kept_are_bounded() -> None:
+    backend = FakeBackend([one_cpu_node(f"n{i}") for i in range(20)], make_actor=broken_actor)
+    members = membership(backend, discover_s=10)
+    await members.discover()
+    await until(lambda: len(backend.killed) == 20)  # every start failed
+    assert len(members.start_errors) == 16
 
 
 def test_a_ray_address_is_checked_before_connecting() -> None:
-    assert _split_address("127.0.0.1:6379") == ("127.0.0.1", 6379)
-    assert _split_address("ray://head.example:10001") == ("head.example", 10001)
-    assert _split_address("[::1]:6379") == ("::1", 6379)
-    assert _split_address("auto") is None
+    assert split_address("127.0.0.1:6379") == ("127.0.0.1", 6379)
+    assert split_address("ray://head.example:10001") == ("head.example", 10001)
+    assert split_address("[::1]:6379") == ("::1", 6379)
+    assert split_address("auto") is None
     for bad in ("not an address", "127.0.0.1", "host:0", "host:99999", ":6379"):
         with pytest.raises(ConfigError, match="is not a Ray address"):
-            _split_address(bad)
+            split_address(bad)
 
 
 class InitRay(FakeRay):
@@ -342,7 +410,8 @@ async def test_a_dead_address_fails_fast_and_clearly(monkeypatch: pytest.MonkeyP
     sb = RaySandbox(options=RayOptions(address="127.0.0.1:1"))
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match="no Ray cluster at '127.0.0.1:1'"):
-        await sb._connect(InitRay(lambda **kw: pytest.fail("ray.init must not be tried")))
+        await connect_ray(InitRay(lambda **kw: pytest.fail("ray.init must not be tried")),
+                          sb.options)
     assert time.monotonic() - t0 < 6
 
 
@@ -355,12 +424,12 @@ async def test_ray_init_errors_and_hangs_become_config_errors(monkeypatch: pytes
         raise ValueError("Can't find a `node_ip_address.json` file")
 
     with pytest.raises(ConfigError, match="no Ray cluster at 'auto' .ValueError: Can't find"):
-        await RaySandbox()._connect(InitRay(refuse))
+        await connect_ray(InitRay(refuse), RayOptions())
     assert seen["usage_stats"] == "0"  # usage stats off before ray.init
     hang = InitRay(lambda **kw: time.sleep(3))
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match="took over 0.2s"):
-        await RaySandbox(options=RayOptions(connect_timeout_s=0.2))._connect(hang)
+        await connect_ray(hang, RayOptions(connect_timeout_s=0.2))
     assert time.monotonic() - t0 < 1  # a daemon thread: nothing waits for the stuck init
 
 
