@@ -56,6 +56,7 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
         TurnRecord,
     )
     from .runner.evaluator import Evaluator, RunConfig, RunStatistics
+    from .runner.sweep import SettingRun, SweepPoint, run_sweep
     from .sandbox.interface import Sandbox, SandboxJob
     from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
 
@@ -75,6 +76,7 @@ _LAZY = {
     "TargetRecord": ".runlog.records", "TurnRecord": ".runlog.records",
     "LoadedRun": ".report.runs", "load_run": ".report.runs",
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
+    "SettingRun": ".runner.sweep", "SweepPoint": ".runner.sweep", "run_sweep": ".runner.sweep",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
     "OpenAIClient": ".models.client",
     "Sandbox": ".sandbox.interface", "SandboxJob": ".sandbox.interface",
@@ -99,8 +101,8 @@ __all__ = [
     "HintRecord",
     "Instance",
     "Limits",
-    "Message",
     "LoadedRun",
+    "Message",
     "ModelClient",
     "ModelMetrics",
     "NativeModuleMissing",
@@ -124,8 +126,10 @@ __all__ = [
     "SandboxNotice",
     "SandboxPool",
     "SandboxStatistics",
+    "SettingRun",
     "SimCandidate",
     "StoreError",
+    "SweepPoint",
     "SweepSetting",
     "TargetRecord",
     "Test",
@@ -144,6 +148,7 @@ __all__ = [
     "metrics_by_model",
     "parse_model_spec",
     "read_instances",
+    "run_sweep",
     "write_instances",
 ]
 

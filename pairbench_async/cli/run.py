@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import re
 import signal
 import sys
@@ -20,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 
 from ..core.errors import ConfigError
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
@@ -81,9 +79,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
+    from ..runlog.sweep import holds_run
+
     if args.out:
         out = Path(args.out)
-        if args.resume and not (out / "manifest.json").is_file() and not any(out.glob("*/manifest.json")):
+        if args.resume and not holds_run(out):
             # a mistyped folder must not silently start a new run
             raise ConfigError(f"--resume: no run to continue in {out} (no manifest.json there)")
         return out
@@ -95,18 +95,6 @@ def _out_dir(args: argparse.Namespace) -> Path:
         if not p.exists():
             return p
     raise ConfigError("cannot find a fresh directory under runs/")
-
-
-def _check_layout(root: Path, *, sweep: bool) -> None:
-    """A folder holds one run or one sweep (a run per setting), never both: a mix would
-    make ``report`` and ``export`` show the one and silently hide the other."""
-    single = (root / "manifest.json").is_file()
-    settings = sorted(p.parent.name for p in root.glob("*/manifest.json"))
-    if sweep and single:
-        raise ConfigError(f"{root} holds a single run; a --sweep needs a folder of its own")
-    if not sweep and settings and not single:
-        raise ConfigError(f"{root} holds a --sweep ({', '.join(settings)}); continue it with the same "
-                          "--sweep, or choose another --out")
 
 
 def _check_keys(config: object, model_config: str | None) -> None:
@@ -134,17 +122,16 @@ _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenari
 _SPEC_KEYS = frozenset({"feedback"})
 
 
-def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
-    """``turns=10,15 scenario-turns=2,3`` -> every combination, in a stable order (the first
-    is the report's main setting); ``feedback=SPEC1,SPEC2`` sweeps the feedback model."""
-    if not items:
-        return [{}]
-    axes: list[tuple[str, list[int | str]]] = []
-    for item in items:
+def parse_grid(items: list[str] | None) -> dict[str, list[int | str]]:
+    """``turns=10,15 scenario-turns=2,3`` -> ``{"turns": [10, 15], "scenario_turns": [2, 3]}``
+    (:func:`~..runner.sweep.run_sweep`'s grid, in the given order; ``feedback=SPEC1,SPEC2``
+    sweeps the feedback model)."""
+    grid: dict[str, list[int | str]] = {}
+    for item in items or ():
         key, _, values = item.partition("=")
         if key not in _SWEEPABLE or not values:
             raise ConfigError(f"--sweep {item!r}: expected KEY=V1,V2 with KEY in {', '.join(_SWEEPABLE)}")
-        if any(key == k for k, _ in axes):
+        if _SWEEPABLE[key] in grid:
             raise ConfigError(f"--sweep names {key} twice; give its values once, comma-separated")
         raw = values.split(",")
         if key in _SPEC_KEYS:
@@ -159,25 +146,33 @@ def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
         twice = sorted({str(v) for v in parsed if parsed.count(v) > 1})
         if twice:  # two settings would share a folder
             raise ConfigError(f"--sweep {key}: {', '.join(twice)} given more than once")
-        axes.append((key, parsed))
-    return [dict(zip([k for k, _ in axes], combo, strict=True))
-            for combo in itertools.product(*(v for _, v in axes))]
+        grid[_SWEEPABLE[key]] = parsed
+    return grid
 
 
-def _point_config(base: Any, point: dict[str, int | str]) -> Any:
-    config = msgspec.structs.replace(base, **{_SWEEPABLE[k]: v for k, v in point.items()})
-    config.validate()  # every spec must be one we can make: the CLI brings no clients
-    return config
+def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
+    """Every point of ``--sweep``'s grid as the command line spells it, in a stable order
+    (the first is the report's main setting)."""
+    from ..runner.sweep import grid_points
+
+    return [{k.replace("_", "-"): v for k, v in point.items()} for point in grid_points(parse_grid(items))]
 
 
-async def run_command(args: argparse.Namespace) -> int:
+def _run_config(args: argparse.Namespace) -> Any:
+    from ..runner.config import RunConfig
+
+    return RunConfig(
+        candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
+        validator=args.validator_model,
+        protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
+        scenario_turns=args.scenario_turns, concurrency=args.concurrency,
+        temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
+        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
+    )
+
+
+def _instances(args: argparse.Namespace) -> list[Any]:
     from ..datasets.files import load_dataset
-    from ..report.leaderboard import leaderboard, render_text
-    from ..runlog.records import SweepSetting
-    from ..runlog.store import read_records
-    from ..runlog.sweep import setting_name
-    from ..runner.evaluator import Evaluator, RunConfig
-    from ..sandbox.config import SandboxConfig
 
     read = load_dataset(args.dataset, skip_invalid=args.skip_invalid)
     for skipped in read.skipped:
@@ -189,29 +184,62 @@ async def run_command(args: argparse.Namespace) -> int:
         print("warning: --prompt-style nocontext drops the project context (FeedbackEval's sense), "
               "but no instance of this dataset has one, so it changes nothing; nohistory drops "
               "the earlier turns (what nocontext meant before)", file=sys.stderr)
-    base = RunConfig(
-        candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
-        validator=args.validator_model,
-        protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
-        scenario_turns=args.scenario_turns, concurrency=args.concurrency,
-        temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
-        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
-    )
-    grid = parse_sweep(args.sweep)
-    configs = [_point_config(base, point) for point in grid]
+    return instances
+
+
+class _Printer:
+    """What a run prints of each setting (``run_sweep``'s observer): a banner and a
+    progress bar while it runs; its leaderboard, statistics and errors when it ends."""
+
+    def __init__(self, args: argparse.Namespace, instances: list[Any]) -> None:
+        self.args, self.instances = args, instances
+        self.out: Path | None = None
+        self.errored = 0
+
+    async def __call__(self, point: Any, records: Any, ev: Any) -> None:
+        from ..report.leaderboard import leaderboard, render_text
+        from ..runlog.store import read_records
+
+        args, config, sweep, out = self.args, point.config, point.setting, point.out_dir
+        self.out = out
+        if not args.quiet:
+            print(f"pairbench: {len(self.instances)} instances x {len(config.candidates)} candidates x "
+                  f"{len(config.protocols)} protocols x {config.runs} runs"
+                  + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
+        await _consume(records, ev, args.no_progress or args.quiet)
+        written, _ = read_records(out)
+        if sweep is not None:
+            print(f"\n== {', '.join(f'{k}={v}' for k, v in sweep.values.items())} ==")
+        print(render_text(leaderboard(written)))
+        stats = ev.statistics()
+        print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
+              f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
+              f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+        if stats.sandbox_nodes_lost or stats.sandbox_retries:
+            print(f"sandbox: {stats.sandbox_nodes_lost} node(s) lost, {stats.sandbox_retries} "
+                  "batch(es) of tests run again on another node (one result per test)")
+        errors = error_summary(written)
+        self.errored += sum(count for _, count, _ in errors)
+        if errors:
+            print(render_errors(errors, stats.stopped_models, out), file=sys.stderr)
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    from ..runner.sweep import plan_sweep, run_sweep
+    from ..sandbox.config import SandboxConfig
+
+    instances = _instances(args)
+    base = _run_config(args)
+    grid = parse_grid(args.sweep)
+    configs = [point.config for point in plan_sweep(base, grid, ".")]  # every setting checked first
     if args.dry_run:
-        print(dry_run_text(instances, configs, len(grid), args.config))
+        print(dry_run_text(instances, configs, len(configs), args.config))
         return 0
     for config in configs:
         _check_keys(config, args.config)
     sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers))  # Ray present?
     root = _out_dir(args)
-    _check_layout(root, sweep=bool(args.sweep))
-    plan = []
-    for index, (point, config) in enumerate(zip(grid, configs, strict=True)):
-        name = setting_name(point, grid) if point else ""
-        sweep = SweepSetting(name=name, index=index, values=dict(point)) if point else None
-        plan.append((point, config, root / name if point else root, sweep))
+    printer = _Printer(args, instances)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
     interrupted = False
@@ -224,47 +252,22 @@ async def run_command(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
-    out = root
-    errored = 0
     try:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(sandbox.aclose)
             await sandbox.start()
-            for point, config, out, sweep in plan:
-                if not args.quiet:
-                    print(f"pairbench: {len(instances)} instances x {len(config.candidates)} candidates x "
-                          f"{len(config.protocols)} protocols x {config.runs} runs"
-                          + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
-                ev = Evaluator(config, out_dir=out, resume=args.resume, sandbox=sandbox,
-                               dataset_paths=[str(p) for p in (args.dataset or [])], sweep=sweep)
-                async with ev:
-                    await _consume(ev, instances, args.no_progress or args.quiet)
-                records, _ = read_records(out)
-                if point:
-                    print(f"\n== {', '.join(f'{k}={v}' for k, v in point.items())} ==")
-                board = leaderboard(records)
-                print(render_text(board))
-                stats = ev.statistics()
-                print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
-                      f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
-                      f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
-                if stats.sandbox_nodes_lost or stats.sandbox_retries:
-                    print(f"sandbox: {stats.sandbox_nodes_lost} node(s) lost, {stats.sandbox_retries} "
-                          "batch(es) of tests run again on another node (one result per test)")
-                errors = error_summary(records)
-                errored += sum(count for _, count, _ in errors)
-                if errors:
-                    print(render_errors(errors, stats.stopped_models, out), file=sys.stderr)
+            await run_sweep(base, grid, instances, root, resume=args.resume, sandbox=sandbox,
+                            dataset_paths=[str(p) for p in (args.dataset or [])], observe=printer)
     except asyncio.CancelledError:
         if not interrupted:
             raise
-        print(f"\ninterrupted: records so far are in {out}; continue with: pairbench run --resume --out {root} "
-              "(and the same arguments)", file=sys.stderr)
+        print(f"\ninterrupted: records so far are in {printer.out or root}; continue with: pairbench run "
+              f"--resume --out {root} (and the same arguments)", file=sys.stderr)
         return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    return 1 if errored and not args.allow_errors else 0
+    return 1 if printer.errored and not args.allow_errors else 0
 
 
 def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
@@ -300,7 +303,8 @@ def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: P
     return "\n".join(lines)
 
 
-async def _consume(ev: object, instances: list[object], quiet: bool) -> None:
+async def _consume(records: Any, ev: Any, quiet: bool) -> None:
+    """Read a setting's records to the end, with a progress bar unless ``quiet``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..runlog.records import EpisodeRecord
@@ -311,8 +315,8 @@ async def _consume(ev: object, instances: list[object], quiet: bool) -> None:
     with progress:
         task = None
         t0 = time.monotonic()
-        async for record in ev.run(instances):  # type: ignore[attr-defined]
-            s = ev.statistics()  # type: ignore[attr-defined]
+        async for record in records:
+            s = ev.statistics()
             if task is None:
                 task = progress.add_task("run", total=s.episodes_total, completed=s.episodes_skipped, info="")
             if isinstance(record, EpisodeRecord):

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 from ..core.errors import ConfigError
-from .store import RECORDS, read_manifest
+from .store import MANIFEST, RECORDS, read_manifest
 
-__all__ = ["NAME_LIMIT", "is_run", "run_dirs", "safe_part", "setting_name"]
+__all__ = ["NAME_LIMIT", "check_layout", "holds_run", "is_run", "run_dirs", "safe_part", "setting_name"]
 
 #: the longest readable part of a setting's folder name taken from one value
 NAME_LIMIT = 48
@@ -53,6 +53,23 @@ def setting_name(point: dict[str, int | str], grid: list[dict[str, int | str]]) 
 def is_run(folder: Path) -> bool:
     """Does ``folder`` hold one run (its records file), rather than a sweep's runs?"""
     return (folder / RECORDS).is_file()
+
+
+def holds_run(root: Path) -> bool:
+    """Does ``root`` hold a run or a sweep that ``--resume`` could continue (a manifest)?"""
+    return (root / MANIFEST).is_file() or any(root.glob(f"*/{MANIFEST}"))
+
+
+def check_layout(root: Path, *, sweep: bool) -> None:
+    """A folder holds one run or one sweep (a run per setting), never both: a mix would
+    make ``report`` and ``export`` show the one and silently hide the other."""
+    single = (root / MANIFEST).is_file()
+    settings = sorted(p.parent.name for p in root.glob(f"*/{MANIFEST}"))
+    if sweep and single:
+        raise ConfigError(f"{root} holds a single run; a --sweep needs a folder of its own")
+    if not sweep and settings and not single:
+        raise ConfigError(f"{root} holds a --sweep ({', '.join(settings)}); continue it with the same "
+                          "--sweep, or choose another --out")
 
 
 def run_dirs(root: Path) -> list[tuple[str, Path]]:
