@@ -92,7 +92,7 @@ def changed_lines(base: str, new: str) -> EditSet:
     return EditSet(changed=frozenset(changed), inserted=frozenset(inserted), lines=len(numbers))
 
 
-def _check_tolerance(tolerance: int) -> None:
+def check_tolerance(tolerance: int) -> None:
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0 lines, got {tolerance}")
 
@@ -110,11 +110,11 @@ def _near_share(points: frozenset[int], others: frozenset[int], tolerance: int) 
     return near / len(points)
 
 
-def _precision(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
+def set_precision(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
     return _near_share(candidate.points, reference.points, tolerance)
 
 
-def _recall(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
+def set_recall(candidate: EditSet, reference: EditSet, tolerance: int) -> float | None:
     return _near_share(reference.points, candidate.points, tolerance)
 
 
@@ -126,8 +126,8 @@ def edit_precision(buggy: str, candidate: str, reference: str, tolerance: int = 
     reference's edit also touches. ``None`` when the candidate changed nothing; 0 when
     the reference changes nothing but the candidate does.
     """
-    _check_tolerance(tolerance)
-    return _precision(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
+    check_tolerance(tolerance)
+    return set_precision(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
 
 
 def edit_recall(buggy: str, candidate: str, reference: str, tolerance: int = 1) -> float | None:
@@ -136,16 +136,16 @@ def edit_recall(buggy: str, candidate: str, reference: str, tolerance: int = 1) 
     The share of the reference's edit points within ``tolerance`` lines of a point the
     candidate touched; ``None`` when the reference changes nothing.
     """
-    _check_tolerance(tolerance)
-    return _recall(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
+    check_tolerance(tolerance)
+    return set_recall(changed_lines(buggy, candidate), changed_lines(buggy, reference), tolerance)
 
 
-def _check_threshold(threshold: float) -> None:
+def check_threshold(threshold: float) -> None:
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1], got {threshold}")
 
 
-def _is_regenerated(edit: EditSet, threshold: float) -> bool:
+def is_regenerated(edit: EditSet, threshold: float) -> bool:
     share = edit.changed_share
     return share is not None and share > threshold
 
@@ -157,5 +157,5 @@ def regenerated(buggy: str, candidate: str, threshold: float = 0.5) -> bool:
     regeneration (they leave every buggy line in place). An empty buggy program is
     never regenerated.
     """
-    _check_threshold(threshold)
-    return _is_regenerated(changed_lines(buggy, candidate), threshold)
+    check_threshold(threshold)
+    return is_regenerated(changed_lines(buggy, candidate), threshold)

@@ -26,10 +26,10 @@ from .registry import BY_NAME
 from .trajectory import Trajectory
 from .trajectory_metrics import (
     InstanceMetrics,
-    _mean,
-    _tau,
     first_fix_turn,
     instance_metrics,
+    last_turn,
+    mean_of_defined,
     pass_rates,
     scenario_closures,
 )
@@ -104,20 +104,20 @@ def aggregate(rows: Sequence[InstanceMetrics]) -> ModelMetrics:
     return ModelMetrics(
         InitialFix=(sum(1 for row in unhinted if row.initially_fixed) / len(unhinted)
                     if unhinted else None),
-        TRS=_mean(row.TRS for row in failing),
-        BRG=_mean(row.BRG for row in failing),
-        BP=_mean(row.BP for row in failing),
-        PMR=_mean(row.PMR for row in failing),
-        HE=_mean(row.HE for row in failing),
-        GC=_mean(row.GC for row in failing),
+        TRS=mean_of_defined(row.TRS for row in failing),
+        BRG=mean_of_defined(row.BRG for row in failing),
+        BP=mean_of_defined(row.BP for row in failing),
+        PMR=mean_of_defined(row.PMR for row in failing),
+        HE=mean_of_defined(row.HE for row in failing),
+        GC=mean_of_defined(row.GC for row in failing),
         FinalFix=n_fixed / len(rows),
-        TurnsToFix=_mean(
+        TurnsToFix=mean_of_defined(
             None if row.TurnsToFix is None else float(row.TurnsToFix) for row in failing
         ),
-        HCC=_mean(row.HCC for row in failing),
-        RepairRate=_mean(row.RepairRate for row in failing),
-        PreservationRate=_mean(row.PreservationRate for row in failing),
-        HCCShown=_mean(row.HCCShown for row in failing),
+        HCC=mean_of_defined(row.HCC for row in failing),
+        RepairRate=mean_of_defined(row.RepairRate for row in failing),
+        PreservationRate=mean_of_defined(row.PreservationRate for row in failing),
+        HCCShown=mean_of_defined(row.HCCShown for row in failing),
         instances=len(rows),
         initially_failing=len(failing),
         fixed=n_fixed,
@@ -221,7 +221,7 @@ def cumulative_final_fix(
     items = list(trajectories)
     if not items:
         return []
-    horizon = max(_tau(traj) for traj in items) if alpha is None else alpha
+    horizon = max(last_turn(traj) for traj in items) if alpha is None else alpha
     if horizon < 0:
         raise ValueError(f"alpha must be >= 0, got {horizon}")
     firsts = [first_fix_turn(traj) for traj in items]

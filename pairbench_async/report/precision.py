@@ -45,15 +45,16 @@ from .bleu import (
 from .codebleu import CodeBleu
 from .edits import (
     EditSet,
-    _check_threshold,
-    _check_tolerance,
-    _is_regenerated,
-    _precision,
-    _recall,
     changed_lines,
+    check_threshold,
+    check_tolerance,
+    is_regenerated,
+    set_precision,
+    set_recall,
 )
 from .metrics import group_key
-from .verdicts import VERDICT_KEYS, _mix, compiles
+from .trajectory_metrics import mean_of_defined
+from .verdicts import VERDICT_KEYS, compiles, verdict_shares
 
 __all__ = [
     "BLEU_ORDER",
@@ -131,10 +132,10 @@ def _program_score(program: str, instance: Instance, reference: _Reference, tole
     edit = changed_lines(instance.buggy, program)
     tokens = code_tokens(program)
     return _ProgramScore(
-        edit_precision=_precision(edit, reference.edit, tolerance),
-        edit_recall=_recall(edit, reference.edit, tolerance),
+        edit_precision=set_precision(edit, reference.edit, tolerance),
+        edit_recall=set_recall(edit, reference.edit, tolerance),
         changed_share=edit.changed_share,
-        regenerated=_is_regenerated(edit, threshold),
+        regenerated=is_regenerated(edit, threshold),
         exact_match=tokens == reference.tokens,
         exact_match_code=code_only_tokens(program) == reference.code_only,
         compiles=compiles(program),
@@ -169,7 +170,7 @@ def _score(
         exact_match_code=done.exact_match_code,
         bleu=bleu_from_stats([done.stats]),
         compiles=done.compiles,
-        verdicts=_mix(record.verdicts, done.compiles),
+        verdicts=verdict_shares(record.verdicts, done.compiles),
     )
 
 
@@ -177,8 +178,8 @@ def turn_precision(
     record: TurnRecord, instance: Instance, *, tolerance: int = 1, threshold: float = 0.5
 ) -> TurnPrecision:
     """Every repair-precision metric of one turn record's program."""
-    _check_tolerance(tolerance)
-    _check_threshold(threshold)
+    check_tolerance(tolerance)
+    check_threshold(threshold)
     if record.instance_id != instance.id:
         raise ValueError(
             f"record of instance {record.instance_id!r} scored against {instance.id!r}"
@@ -224,11 +225,6 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
 CodeBleuScorer = Callable[[Sequence[tuple[str, str]]], CodeBleu]
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [value for value in values if value is not None]
-    return math.fsum(present) / len(present) if present else None
-
-
 def _mean_mix(mixes: Iterable[dict[str, float]]) -> dict[str, float]:
     present = [mix for mix in mixes if mix]
     if not present:
@@ -270,9 +266,9 @@ def _summarise(
     return PrecisionSummary(
         episodes=len(scored),
         turns=sum(len(turns) for turns in hinted),
-        edit_precision=_mean(_mean(t.edit_precision for t in turns) for turns in hinted),
-        edit_recall=_mean(_mean(t.edit_recall for t in turns) for turns in hinted),
-        regeneration_rate=_mean(
+        edit_precision=mean_of_defined(mean_of_defined(t.edit_precision for t in turns) for turns in hinted),
+        edit_recall=mean_of_defined(mean_of_defined(t.edit_recall for t in turns) for turns in hinted),
+        regeneration_rate=mean_of_defined(
             (sum(t.regenerated for t in turns) / len(turns) if turns else None) for turns in hinted
         ),
         exact_match_rate=sum(t.exact_match for t in last) / len(last),
@@ -303,8 +299,8 @@ def precision_by_model(
     per group); without it ``PrecisionSummary.codebleu`` is None. Raises :class:`~..core.errors.ConfigError` for a record whose instance is not in
     ``instances``.
     """
-    _check_tolerance(tolerance)
-    _check_threshold(threshold)
+    check_tolerance(tolerance)
+    check_threshold(threshold)
     episodes, use_protocol = _finished(records, with_protocol)
     references: dict[str, _Reference] = {}
     scored: dict[str, list[list[TurnPrecision]]] = {}

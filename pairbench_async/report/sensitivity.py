@@ -21,7 +21,6 @@ computed within every setting too. Pure: records in, values out.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 
 import msgspec
@@ -38,6 +37,7 @@ from .ranking import (
     protocol_agreement,
 )
 from .trajectory import Trajectory
+from .trajectory_metrics import mean_of_defined
 
 __all__ = [
     "AVERAGE_RANK",
@@ -168,11 +168,6 @@ def setting_pairs(by_setting: Mapping[str, Mapping[str, ModelMetrics]], protocol
             for a, b in itertools.combinations(by_setting, 2)]
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    defined = [v for v in values if v is not None]
-    return math.fsum(defined) / len(defined) if defined else None
-
-
 def _info(name: str, manifest: RunManifest | None, episodes: int, notice: str) -> SettingInfo:
     if manifest is None:
         return SettingInfo(name=name, episodes=episodes, notice=notice)
@@ -221,7 +216,7 @@ def sensitivity(
                for p in protocols}
     pairs = [pair for p in protocols for pair in setting_pairs(metrics[p], p, metric_names)]
     keys = [*metric_names, AVERAGE_RANK]
-    mean_tau = {p: {k: _mean([g.tau[k] for g in pairs if g.protocol == p]) for k in keys}
+    mean_tau = {p: {k: mean_of_defined([g.tau[k] for g in pairs if g.protocol == p]) for k in keys}
                 for p in protocols}
     agreement = {name: found for name in names
                  if (found := protocol_agreement(per_setting[name]))}

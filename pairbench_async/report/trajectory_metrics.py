@@ -51,7 +51,7 @@ __all__ = [
 # --------------------------------------------------------------------------- per turn
 
 
-def _tau(traj: Trajectory) -> int:
+def last_turn(traj: Trajectory) -> int:
     """The last evaluated turn."""
     return len(traj.turns) - 1
 
@@ -70,8 +70,8 @@ def _target(traj: Trajectory, t: int) -> frozenset[str] | None:
 
 
 def _check_turn(traj: Trajectory, t: int) -> None:
-    if not 1 <= t <= _tau(traj):
-        raise ValueError(f"turn-level metrics are defined for t in 1..{_tau(traj)}, got {t}")
+    if not 1 <= t <= last_turn(traj):
+        raise ValueError(f"turn-level metrics are defined for t in 1..{last_turn(traj)}, got {t}")
 
 
 def pass_rates(traj: Trajectory) -> list[float]:
@@ -155,7 +155,7 @@ def progress_monotonicity(traj: Trajectory) -> float | None:
 
     Compares passing counts (integers), so equal pass rates are never split by rounding.
     """
-    tau = _tau(traj)
+    tau = last_turn(traj)
     if tau == 0:
         return None
     counts = [len(frozenset(turn.passed)) for turn in traj.turns]
@@ -175,7 +175,7 @@ def scenario_closures(traj: Trajectory) -> dict[str, int | None]:
     order of first attempt.
     """
     outcome: dict[str, int | None] = {}
-    for t in range(1, _tau(traj) + 1):
+    for t in range(1, last_turn(traj) + 1):
         turn = traj.turns[t]
         target = _target(traj, t)
         if turn.target_id is None or target is None or turn.level is None:
@@ -225,13 +225,13 @@ def hinted_closed_coverage(traj: Trajectory) -> float | None:
     """
     failing0 = _failing(traj, 0)
     hinted: set[str] = set()
-    for t in range(1, _tau(traj) + 1):
+    for t in range(1, last_turn(traj) + 1):
         target = _target(traj, t)
         if target is not None:
             hinted |= target
     if not failing0 or not hinted:
         return None
-    return len(failing0 & hinted & _passed(traj, _tau(traj))) / len(failing0)
+    return len(failing0 & hinted & _passed(traj, last_turn(traj))) / len(failing0)
 
 
 def hinted_closed_coverage_shown(traj: Trajectory) -> float | None:
@@ -253,10 +253,10 @@ def hinted_closed_coverage_shown(traj: Trajectory) -> float | None:
             shown |= set(outcome.shown_tests)
     if not failing0 or not recorded:
         return None
-    return len(failing0 & shown & _passed(traj, _tau(traj))) / len(failing0)
+    return len(failing0 & shown & _passed(traj, last_turn(traj))) / len(failing0)
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
+def mean_of_defined(values: Iterable[float | None]) -> float | None:
     """The mean of the defined values; ``None`` if there are none."""
     defined = [v for v in values if v is not None]
     if not defined:
@@ -297,7 +297,7 @@ class InstanceMetrics(msgspec.Struct, frozen=True, kw_only=True):
 
 def instance_metrics(traj: Trajectory) -> InstanceMetrics:
     """Every per-instance value of ``traj``: the first averaging stage."""
-    tau = _tau(traj)
+    tau = last_turn(traj)
     first = first_fix_turn(traj)
     base = InstanceMetrics(
         instance_id=traj.instance_id,
@@ -315,15 +315,15 @@ def instance_metrics(traj: Trajectory) -> InstanceMetrics:
     turns = range(1, tau + 1)
     return msgspec.structs.replace(
         base,
-        TRS=_mean(targeted_repair_success(traj, t) for t in turns),
-        BRG=_mean(broader_repair_gain(traj, t) for t in turns),
-        BP=_mean(behaviour_preservation(traj, t) for t in turns),
+        TRS=mean_of_defined(targeted_repair_success(traj, t) for t in turns),
+        BRG=mean_of_defined(broader_repair_gain(traj, t) for t in turns),
+        BP=mean_of_defined(behaviour_preservation(traj, t) for t in turns),
         PMR=progress_monotonicity(traj),
         HE=hint_efficiency(traj),
         GC=gap_closure(traj),
         TurnsToFix=turns_to_fix(traj),
         HCC=hinted_closed_coverage(traj),
-        RepairRate=_mean(repair_rate(traj, t) for t in turns),
-        PreservationRate=_mean(preservation_rate(traj, t) for t in turns),
+        RepairRate=mean_of_defined(repair_rate(traj, t) for t in turns),
+        PreservationRate=mean_of_defined(preservation_rate(traj, t) for t in turns),
         HCCShown=hinted_closed_coverage_shown(traj),
     )

@@ -47,7 +47,7 @@ def compiles(program: str) -> bool:
     return True
 
 
-def _mix(verdicts: Mapping[str, int], compiled: bool) -> dict[str, float]:
+def verdict_shares(verdicts: Mapping[str, int], compiled: bool) -> dict[str, float]:
     counts = dict.fromkeys(VERDICT_KEYS, 0)
     for key, count in verdicts.items():
         if key not in counts:
@@ -72,4 +72,4 @@ def verdict_mix(record: TurnRecord) -> dict[str, float]:
     sandbox reports a syntax error as a runtime error on each test. A turn without
     verdict counts gives ``{}``, left out of every average.
     """
-    return _mix(record.verdicts, compiles(record.program))
+    return verdict_shares(record.verdicts, compiles(record.program))
