@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from typing import Any
+
 import msgspec
 
 from ..core.errors import DatasetError
@@ -62,6 +64,16 @@ def _field(exc: msgspec.ValidationError) -> str | None:
     return text.split(marker, 1)[1].rstrip("`") if marker in text else None
 
 
+def _decode_line(decoder: msgspec.json.Decoder[Any], line: bytes | str, path: str, number: int) -> Any:
+    """One JSON Lines line, or a :class:`DatasetError` naming its file, line and field."""
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        raise DatasetError(path, number, _field(exc), str(exc).split(" - at ")[0]) from exc
+    except msgspec.DecodeError as exc:
+        raise DatasetError(path, number, None, f"not valid JSON ({exc})") from exc
+
+
 def read_tests(path: str) -> list[Test]:
     """Decode a JSON Lines tests file; any bad line raises :class:`DatasetError`."""
     try:
@@ -74,12 +86,7 @@ def read_tests(path: str) -> list[Test]:
     for number, raw in enumerate(raw_lines, start=1):
         if not raw.strip():
             continue
-        try:
-            test = _TEST.decode(raw)
-        except msgspec.ValidationError as exc:
-            raise DatasetError(path, number, _field(exc), str(exc).split(" - at ")[0]) from exc
-        except msgspec.DecodeError as exc:
-            raise DatasetError(path, number, None, f"not valid JSON ({exc})") from exc
+        test = _decode_line(_TEST, raw, path, number)
         if test.kind == "stdio" and test.input is None:
             raise DatasetError(path, number, "input", "a stdio test needs `input` (or `args` for a call test)")
         if test.kind == "stdio" and test.output is None:
@@ -166,12 +173,7 @@ def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) 
         if not line.strip():
             continue
         try:
-            try:
-                inst = _DECODER.decode(line)
-            except msgspec.ValidationError as exc:
-                raise DatasetError(name, number, _field(exc), str(exc).split(" - at ")[0]) from exc
-            except msgspec.DecodeError as exc:
-                raise DatasetError(name, number, None, f"not valid JSON ({exc})") from exc
+            inst = _decode_line(_DECODER, line, name, number)
             problems = check_instance(inst)
             if problems:
                 field, _, reason = problems[0].partition(": ")

@@ -140,17 +140,23 @@ async def test_another_suite_runs_the_same_program_again(tmp_path: Path) -> None
     assert len(by_instance[other.id].passed) + len(by_instance[other.id].failed) == 3
 
 
-async def test_episodes_that_reach_a_running_program_wait_for_that_run(tmp_path: Path) -> None:
-    sandbox = CountingSandbox()
-    sandbox.gate = asyncio.Event()
-    a, b = Answering("a", FIXED), Answering("b", FIXED)
+def _hold_runs_until_both_answered(sandbox: CountingSandbox, a: Answering, b: Answering) -> asyncio.Task[None]:
+    """Hold the sandbox's runs until both candidates have answered: the second episode then
+    reaches the program while the first one's run of it is in flight."""
+    gate = sandbox.gate = asyncio.Event()
 
-    async def release_when_both_answered() -> None:
+    async def release() -> None:
         await a.answered.wait()
         await b.answered.wait()
-        sandbox.gate.set()  # type: ignore[union-attr]
+        gate.set()
 
-    releaser = asyncio.create_task(release_when_both_answered())
+    return asyncio.create_task(release())
+
+
+async def test_episodes_that_reach_a_running_program_wait_for_that_run(tmp_path: Path) -> None:
+    sandbox = CountingSandbox()
+    a, b = Answering("a", FIXED), Answering("b", FIXED)
+    releaser = _hold_runs_until_both_answered(sandbox, a, b)
     records = await _run(RunConfig(candidates=[a, b], protocols=["nohint"], turns=2, concurrency=2),
                          sandbox, tmp_path)
     await releaser
@@ -174,15 +180,8 @@ async def test_the_sandboxs_own_faults_are_never_cached(tmp_path: Path) -> None:
 
 async def test_a_failed_run_fails_every_waiting_episode_and_is_tried_again(tmp_path: Path) -> None:
     sandbox = CountingSandbox(raises=1)
-    sandbox.gate = asyncio.Event()
     a, b = Answering("a", FIXED), Answering("b", FIXED)
-
-    async def release() -> None:
-        await a.answered.wait()
-        await b.answered.wait()
-        sandbox.gate.set()  # type: ignore[union-attr]
-
-    releaser = asyncio.create_task(release())
+    releaser = _hold_runs_until_both_answered(sandbox, a, b)
     records = await _run(RunConfig(candidates=[a, b], protocols=["nohint"], turns=1, concurrency=2),
                          sandbox, tmp_path)
     await releaser
