@@ -20,6 +20,12 @@ embedder's own, kept open for them, such as a pool per node of a Ray
 cluster (``cluster.ray_sandbox.RaySandbox``); without one, a local pool of the
 evaluator's own (``sandbox=SandboxConfig(...)`` sets it up).
 
+Models are named in the :class:`RunConfig` by spec (``openai:MODEL[@URL]``, ``sim:SKILL``,
+``rules``, ``replay:PATH``) or given there as objects of the embedder's own
+(:class:`~..models.interface.ModelClient`, recorded under their ``name``); ``models=``
+maps a spec to a client that stands in for the one the evaluator would make from it.
+Clients given either way are the embedder's to close.
+
 With ``resume=True`` the records already in ``out_dir`` are read back: finished
 episodes are skipped, unfinished ones continue after their last recorded turn,
 and a run with other parameters is refused (:class:`ResumeMismatch`).
