@@ -23,7 +23,7 @@ from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
 from ..runlog.records import Record, RunManifest
 from .accuracy import talk_accuracy
-from .codebleu_package import codebleu_problem, corpus_codebleu
+from .codebleu_package import CodeBleuProcess, codebleu_problem
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
 from .html import render_html, render_sections_text, sensitivity_sections
 from .leaderboard import (
@@ -59,9 +59,9 @@ def precision(records: list[Record], manifest: RunManifest | None,
     try:
         instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
                                                    skip_invalid=True).instances}
-        return dict(precision_by_model(records, instances, with_protocol=with_protocol,
-                                       codebleu=corpus_codebleu if problem is None else None)), \
-            problem or ""
+        with CodeBleuProcess() as codebleu:  # one child process for every group's score
+            return dict(precision_by_model(records, instances, with_protocol=with_protocol,
+                                           codebleu=codebleu if problem is None else None)), problem or ""
     except PairbenchError as exc:  # the dataset moved or changed: leaderboard only
         return None, (f"no repair precision, exact match, BLEU or CodeBLEU: the run's dataset "
                       f"cannot be read back ({exc})")

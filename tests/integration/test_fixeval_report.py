@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import msgspec
@@ -119,7 +118,11 @@ async def test_text_and_markdown_show_fixeval(run_dir: Path,
 async def test_without_the_codebleu_package_the_report_says_how_to_install_it(
         run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    monkeypatch.setitem(sys.modules, "codebleu", None)
+    # the package runs in a child process (its hash seed fixed): hide it there
+    shadow = tmp_path / "shadow" / "codebleu"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError(\"No module named 'codebleu'\")\n")
+    monkeypatch.setenv("PYTHONPATH", str(shadow.parent))
     assert await report_command(_args(str(run_dir), "--json")) == 0
     got = msgspec.json.decode(capsys.readouterr().out)
     assert CODEBLEU_INSTALL in got["precision_note"]

@@ -11,9 +11,11 @@ package fails them with the install command, never skips them.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
-import types
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -25,6 +27,7 @@ from pairbench_async.core.types import Instance, Test
 from pairbench_async.report.bleu import code_only_tokens, code_tokens, exact_match
 from pairbench_async.report.codebleu import CodeBleu, codebleu_from_parts
 from pairbench_async.report.codebleu_package import (
+    CODEBLEU_HASH_SEED,
     CODEBLEU_INSTALL,
     codebleu_problem,
     corpus_codebleu,
@@ -355,9 +358,17 @@ def test_no_reference_data_flow_is_undefined_and_counts_one_as_in_the_package() 
         corpus_codebleu([])
 
 
+def _shadow(monkeypatch: pytest.MonkeyPatch, folder: Path, package: str, source: str) -> None:
+    """A package of this name, first on the path of the process that runs the codebleu
+    package (a child: the hash seed is fixed there), with ``source`` as its code."""
+    (folder / package).mkdir(parents=True)
+    (folder / package / "__init__.py").write_text(source)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+
+
 def test_without_the_package_codebleu_says_how_to_install_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "codebleu", None)  # import codebleu -> ImportError
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _shadow(monkeypatch, tmp_path, "codebleu", "raise ImportError(\"No module named 'codebleu'\")\n")
     problem = codebleu_problem()
     assert problem is not None and CODEBLEU_INSTALL in problem
     with pytest.raises(ConfigError, match="pairbench_async\\[codebleu\\]"):
@@ -366,11 +377,9 @@ def test_without_the_package_codebleu_says_how_to_install_it(
 
 @pytest.mark.usefixtures("package")
 def test_a_parser_too_new_for_tree_sitter_is_reported_not_raised(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # tree-sitter-python 0.23+ hands tree-sitter 0.22 an object it rejects (TypeError)
-    fake = types.ModuleType("tree_sitter_python")
-    fake.language = lambda: object()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tree_sitter_python", fake)
+    _shadow(monkeypatch, tmp_path, "tree_sitter_python", "def language():\n    return object()\n")
     problem = codebleu_problem()
     assert problem is not None and "does not work here" in problem and CODEBLEU_INSTALL in problem
 
@@ -462,7 +471,6 @@ def test_the_dataflow_match_is_one_number_whatever_the_hash_seed() -> None:
     # with four different hash seeds, it must be one value.
     import os
     import subprocess
-    import sys
 
     script = ("import sys\nfrom pairbench_async.report.codebleu_package import corpus_codebleu\n"
               "ref, cand = sys.argv[1], sys.argv[2]\n"
@@ -472,3 +480,23 @@ def test_the_dataflow_match_is_one_number_whatever_the_hash_seed() -> None:
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
             for seed in ("1", "3", "6", "9")}  # the package alone: 1.00, 0.95, 0.90, 1.00
     assert len(seen) == 1, seen
+
+
+@pytest.mark.usefixtures("package")
+def test_codebleu_is_the_packages_own_output_under_the_fixed_hash_seed() -> None:
+    # an outside recomputation: the package called directly, in a process of its own with
+    # the hash seed the report uses; all four parts equal, the dataflow one included
+    import subprocess
+    import sys
+
+    script = ("import json, sys\nfrom codebleu import calc_codebleu\n"
+              "from pairbench_async.report.bleu import code_tokens\n"
+              "print(json.dumps(calc_codebleu([sys.argv[1]], [sys.argv[2]], lang='python', "
+              "tokenizer=code_tokens)))\n")
+    theirs = json.loads(subprocess.run(
+        [sys.executable, "-c", script, _FLOW_REF, _FLOW_CAND], check=True, capture_output=True, text=True,
+        env={**os.environ, "PYTHONHASHSEED": CODEBLEU_HASH_SEED}).stdout)
+    ours = corpus_codebleu([(_FLOW_CAND, _FLOW_REF)])
+    assert (ours.ngram_match, ours.weighted_ngram_match, ours.syntax_match, ours.dataflow_match,
+            ours.codebleu) == (theirs["ngram_match_score"], theirs["weighted_ngram_match_score"],
+                               theirs["syntax_match_score"], theirs["dataflow_match_score"], theirs["codebleu"])
