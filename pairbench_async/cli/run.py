@@ -68,13 +68,17 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "context) nohistory (earlier turns) noguidelines")
     p.add_argument("--obfuscate", action="store_true",
                    help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
+    p.add_argument("--after-deferral", choices=("stay", "escalate", "reset"), default="stay",
+                   help="the hint level after a scenario is deferred: stay (Algorithm 1, default), "
+                   "escalate (Section IV-D.2's text: +1, capped at 6) or reset (L1)")
     p.add_argument("--minimal-edit", action="store_true",
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
     add_sandbox_choice(p)
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
-                   "min-scenario-size, representatives, hint-budget, feedback=SPEC1,SPEC2), one "
+                   "min-scenario-size, representatives, hint-budget, feedback=SPEC1,SPEC2, "
+                   "after-deferral=stay,escalate), one "
                    "subdirectory each; the first setting is the report's main setting")
 
 
@@ -117,9 +121,9 @@ def _check_keys(config: object, model_config: str | None) -> None:
 
 _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
               "min-scenario-size": "min_scenario_size", "representatives": "representatives",
-              "hint-budget": "hint_budget", "feedback": "feedback"}
-#: sweep keys whose values are model specs (strings), not integers
-_SPEC_KEYS = frozenset({"feedback"})
+              "hint-budget": "hint_budget", "feedback": "feedback", "after-deferral": "after_deferral"}
+#: sweep keys whose values are words (model specs, readings), not integers
+_SPEC_KEYS = frozenset({"feedback", "after-deferral"})
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[int | str]]:
@@ -136,8 +140,10 @@ def parse_grid(items: list[str] | None) -> dict[str, list[int | str]]:
         raw = values.split(",")
         if key in _SPEC_KEYS:
             parsed: list[int | str] = [v.strip() for v in raw]
+            if key == "after-deferral" and not set(parsed) <= {"stay", "escalate", "reset"}:
+                raise ConfigError(f"--sweep {item!r}: after-deferral is stay, escalate or reset")
             if not all(parsed):
-                raise ConfigError(f"--sweep {item!r}: an empty model spec")
+                raise ConfigError(f"--sweep {item!r}: an empty {'model spec' if key == 'feedback' else 'value'}")
         else:
             try:
                 parsed = [int(v) for v in raw]
@@ -168,6 +174,7 @@ def _run_config(args: argparse.Namespace) -> Any:
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
         prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
+        after_deferral=args.after_deferral,
     )
 
 

@@ -30,7 +30,7 @@ Resolutions of what the paper leaves open (``docs/PROTOCOL.md`` states them too)
   the text's ``min(6, ℓ+1)`` is consistent with that since the +1 branch is only taken
   below the top level. The next scenario thus starts at the depth the model last needed.
   ``"escalate"`` (the staircase reading: any failure is +1, capped) and ``"reset"``
-  (back to L1) are available for sweeps.
+  (back to L1) are options (``run --after-deferral``, a ``--sweep`` axis).
 * **β** counts the consecutive turns of one selection (an *attempt*): deferral when
   ℓ = ``max_level`` or the attempt has used ``scenario_turns`` turns.
 """

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError
-from ..protocol.policy import PolicyConfig
+from ..protocol.policy import AfterDeferral, PolicyConfig
 from ..protocol.protocols import PROTOCOLS
 from ..protocol.scenarios import ScenarioConfig
 
@@ -71,6 +71,9 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     minimal_edit: bool = False
     #: the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)
     obfuscate: bool = False
+    #: the hint level after a deferral: ``stay`` (Algorithm 1), ``escalate`` (§IV-D.2's
+    #: text: +1, capped) or ``reset`` (L1); see docs/PROTOCOL.md
+    after_deferral: AfterDeferral = "stay"
 
     def __post_init__(self) -> None:
         self.validate(models=None)
@@ -151,6 +154,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for p in self.protocols:
             if p not in PROTOCOLS:
                 raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
+        if self.after_deferral not in ("stay", "escalate", "reset"):
+            raise ConfigError(f"after-deferral must be stay, escalate or reset (got {self.after_deferral!r})")
         from ..protocol.styles import STYLES
 
         bad = set(self.prompt_styles) - set(STYLES)
@@ -159,17 +164,21 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def policy(self) -> PolicyConfig:
         return PolicyConfig(turns=self.turns, scenario_turns=self.scenario_turns,
+                            after_deferral=self.after_deferral,
                             scenarios=ScenarioConfig(max_scenarios=self.max_scenarios,
                                                      min_size=self.min_scenario_size,
                                                      representatives=self.representatives))
 
     def params(self) -> dict[str, object]:
+        """The parameters a manifest records (a resume must match them). A reading left at
+        its default is not written, so runs made before it existed resume unchanged."""
+        readings = {"after_deferral": self.after_deferral} if self.after_deferral != "stay" else {}
         return {"turns": self.turns, "scenario_turns": self.scenario_turns,
                 "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
                 "representatives": self.representatives, "hint_budget": self.hint_budget,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "prompt_styles": sorted(self.prompt_styles), "minimal_edit": self.minimal_edit,
-                "obfuscate": self.obfuscate}
+                "obfuscate": self.obfuscate, **readings}
 
 
 class RunStatistics(msgspec.Struct, frozen=True):

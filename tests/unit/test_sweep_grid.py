@@ -49,3 +49,20 @@ def test_values_that_read_alike_get_a_digest_and_long_ones_are_cut() -> None:
 def test_a_bad_grid_is_refused(items: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_sweep(items)
+
+
+def test_the_reading_after_a_deferral_is_an_option_and_a_sweep_axis(tmp_path: object) -> None:
+    # PROTOCOL.md: Algorithm 1 keeps the level after a deferral (stay), §IV-D.2's text raises it
+    # (escalate); both are reachable from `run` and `--sweep`, and the default leaves a
+    # manifest as it was (runs made before the option resume unchanged)
+    from pairbench_async.runner.config import RunConfig
+
+    assert parse_sweep(["after-deferral=stay,escalate"]) == [{"after-deferral": "stay"},
+                                                              {"after-deferral": "escalate"}]
+    with pytest.raises(ConfigError, match="stay, escalate or reset"):
+        parse_sweep(["after-deferral=up"])
+    assert RunConfig(after_deferral="escalate").policy().after_deferral == "escalate"
+    assert "after_deferral" not in RunConfig().params()
+    assert RunConfig(after_deferral="reset").params()["after_deferral"] == "reset"
+    with pytest.raises(ConfigError, match="after-deferral"):
+        RunConfig(after_deferral="sideways")  # type: ignore[arg-type]
