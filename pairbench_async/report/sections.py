@@ -111,7 +111,9 @@ def _ranking_section(report: Report) -> Section:
     return Section(id="ranking", title=f"Table IV. Metric-wise ranking ({report.main})",
                    intro="Row r names the model at position r for each metric; a superscript =k "
                          "marks a tie sharing average rank k, n/a an undefined metric (ranked last). "
-                         "The average rank is a descriptive profile, not a score.",
+                         "The average rank is a descriptive profile, not a score. The paper's "
+                         "\"Net Gain\" column is Gap Closure (GC): the paper gives it no formula, "
+                         "and it is the column Table III calls Gap Closure, in the same place (docs/METRICS.md).",
                    tables=[rank_table(report)])
 
 
