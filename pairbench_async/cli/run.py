@@ -71,6 +71,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--after-deferral", choices=("stay", "escalate", "reset"), default="stay",
                    help="the hint level after a scenario is deferred: stay (Algorithm 1, default), "
                    "escalate (Section IV-D.2's text: +1, capped at 6) or reset (L1)")
+    p.add_argument("--evidence-reading", choices=("table-ii", "section-iv"), default="table-ii",
+                   help="what the feedback model sees of the programs: table-ii (each level's column: "
+                   "the candidate's code from L4, the reference from L5; default) or section-iv (both "
+                   "programs at every level, as Section IV words it); the validator is the same")
     p.add_argument("--minimal-edit", action="store_true",
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
@@ -121,9 +125,12 @@ def _check_keys(config: object, model_config: str | None) -> None:
 
 _SWEEPABLE = {"turns": "turns", "scenario-turns": "scenario_turns", "max-scenarios": "max_scenarios",
               "min-scenario-size": "min_scenario_size", "representatives": "representatives",
-              "hint-budget": "hint_budget", "feedback": "feedback", "after-deferral": "after_deferral"}
+              "hint-budget": "hint_budget", "feedback": "feedback", "after-deferral": "after_deferral",
+              "evidence-reading": "evidence_reading"}
 #: sweep keys whose values are words (model specs, readings), not integers
-_SPEC_KEYS = frozenset({"feedback", "after-deferral"})
+_SPEC_KEYS = frozenset({"feedback", "after-deferral", "evidence-reading"})
+#: the words a reading's axis may take
+_READINGS = {"after-deferral": ("stay", "escalate", "reset"), "evidence-reading": ("table-ii", "section-iv")}
 
 
 def parse_grid(items: list[str] | None) -> dict[str, list[int | str]]:
@@ -140,8 +147,9 @@ def parse_grid(items: list[str] | None) -> dict[str, list[int | str]]:
         raw = values.split(",")
         if key in _SPEC_KEYS:
             parsed: list[int | str] = [v.strip() for v in raw]
-            if key == "after-deferral" and not set(parsed) <= {"stay", "escalate", "reset"}:
-                raise ConfigError(f"--sweep {item!r}: after-deferral is stay, escalate or reset")
+            if key in _READINGS and not set(parsed) <= set(_READINGS[key]):
+                *first, last = _READINGS[key]
+                raise ConfigError(f"--sweep {item!r}: {key} is {', '.join(first)} or {last}")
             if not all(parsed):
                 raise ConfigError(f"--sweep {item!r}: an empty {'model spec' if key == 'feedback' else 'value'}")
         else:
@@ -174,7 +182,7 @@ def _run_config(args: argparse.Namespace) -> Any:
         scenario_turns=args.scenario_turns, concurrency=args.concurrency,
         temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
         prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
-        after_deferral=args.after_deferral,
+        after_deferral=args.after_deferral, evidence_reading=args.evidence_reading,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Final
 
 from ..core.types import Message
 from .evidence import Evidence, bound_program_text
-from .hints import hint_level, mask_evidence
+from .hints import EvidenceReading, hint_level, mask_evidence
 
 __all__ = [
     "build_feedback_prompt",
@@ -98,14 +98,15 @@ def render_evidence(evidence: Evidence) -> str:
     return "\n\n".join(parts)
 
 
-def build_feedback_prompt(level: int, evidence: Evidence, scenario: str) -> list[Message]:
+def build_feedback_prompt(level: int, evidence: Evidence, scenario: str,
+                          reading: EvidenceReading = "table-ii") -> list[Message]:
     """The feedback model's messages for a level-``level`` hint on ``scenario``.
 
-    The evidence is masked again here, so passing unmasked evidence cannot widen what
-    the level sees.
+    The evidence is masked again here (under ``reading``), so passing unmasked evidence
+    cannot widen what the level sees.
     """
     row = hint_level(level)
-    masked = mask_evidence(level, evidence)
+    masked = mask_evidence(level, evidence, reading)
     rules = [_RULES_ALL]
     if level < 4:
         rules.append(_RULES_BELOW_4)

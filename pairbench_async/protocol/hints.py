@@ -28,7 +28,7 @@ the mask. Pure module: no I/O, no randomness.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 
@@ -42,6 +42,8 @@ __all__ = [
     "fallback_hint",
     "hint_level",
     "mask_evidence",
+    "EVIDENCE_READINGS",
+    "EvidenceReading",
 ]
 
 
@@ -152,10 +154,20 @@ def hint_level(number: int) -> HintLevel:
     return HINT_LEVELS[number - 1]
 
 
-def mask_evidence(level: int, evidence: Evidence) -> Evidence:
-    """``evidence`` with every field level ``level`` may not see set to ``None``, and the
-    candidate's outputs cut of their echoes of inputs the level may not see."""
+#: What the feedback model is shown of the two programs: ``table-ii`` (each level's column
+#: of Table II: the candidate's code from L4, the reference from L5) or ``section-iv`` (§IV:
+#: the model "receives ... the correct reference program, the current buggy program" at
+#: every level; the other fields stay Table II's). See docs/PROTOCOL.md.
+EvidenceReading = Literal["table-ii", "section-iv"]
+EVIDENCE_READINGS: Final = ("table-ii", "section-iv")
+
+
+def mask_evidence(level: int, evidence: Evidence, reading: EvidenceReading = "table-ii") -> Evidence:
+    """``evidence`` with every field level ``level`` may not see (under ``reading``) set to
+    ``None``, and the candidate's outputs cut of their echoes of inputs the level may not see."""
     mask = set(hint_level(level).mask)
+    if reading == "section-iv":
+        mask |= {"candidate_code", "reference_code"}
     tests = tuple(
         msgspec.structs.replace(
             test,

@@ -55,6 +55,7 @@ from .scenarios import (
     sample_representatives,
     with_tests,
 )
+from .hints import EvidenceReading
 from .shapes import Shape
 
 __all__ = [
@@ -86,6 +87,8 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     max_level: int = 6
     after_deferral: AfterDeferral = "stay"
     scenarios: ScenarioConfig = ScenarioConfig()
+    #: what the feedback model sees of the programs (:data:`.hints.EvidenceReading`)
+    evidence_reading: EvidenceReading = "table-ii"
 
     def __post_init__(self) -> None:
         if self.turns < 0:

@@ -252,8 +252,9 @@ class Pair(Protocol):
             return step
         level = step.level
         target_lines = sorted({line for tid in step.scenario.tests for line in turn.traces.get(tid, ())})
+        reading = io.policy.evidence_reading
         evidence = mask_evidence(level, build_evidence(turn.instance, step.scenario, step.representatives,
-                                                       turn.results, turn.traces, turn.program))
+                                                       turn.results, turn.traces, turn.program), reading)
         hidden = io.hidden(turn.instance)
 
         def context(attempt: int) -> TurnContext:
@@ -261,7 +262,8 @@ class Pair(Protocol):
                                target_lines=target_lines, evidence=evidence, attempt=attempt,
                                seed=turn.seed, protocol=self.name, hidden=hidden)
 
-        outcome, _ = await reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario), context,
+        outcome, _ = await reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario, reading),
+                                          context,
                                           level=level, evidence=evidence, program=turn.program, hidden=hidden,
                                           failure=step.scenario.failure)
         return Feedback(hint=outcome, plan=step, level=level, target_lines=target_lines, state=state)

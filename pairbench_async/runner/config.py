@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError
+from ..protocol.hints import EVIDENCE_READINGS, EvidenceReading
 from ..protocol.policy import AfterDeferral, PolicyConfig
 from ..protocol.protocols import PROTOCOLS
 from ..protocol.scenarios import ScenarioConfig
@@ -74,6 +75,9 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: the hint level after a deferral: ``stay`` (Algorithm 1), ``escalate`` (§IV-D.2's
     #: text: +1, capped) or ``reset`` (L1); see docs/PROTOCOL.md
     after_deferral: AfterDeferral = "stay"
+    #: what the feedback model is shown of the programs: ``table-ii`` (each level's
+    #: column) or ``section-iv`` (both programs at every level); see docs/PROTOCOL.md
+    evidence_reading: EvidenceReading = "table-ii"
 
     def __post_init__(self) -> None:
         self.validate(models=None)
@@ -154,6 +158,9 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         for p in self.protocols:
             if p not in PROTOCOLS:
                 raise ConfigError(f"unknown protocol {p!r} (known: {', '.join(PROTOCOLS)})")
+        if self.evidence_reading not in EVIDENCE_READINGS:
+            raise ConfigError(f"evidence-reading must be {' or '.join(EVIDENCE_READINGS)} "
+                              f"(got {self.evidence_reading!r})")
         if self.after_deferral not in ("stay", "escalate", "reset"):
             raise ConfigError(f"after-deferral must be stay, escalate or reset (got {self.after_deferral!r})")
         from ..protocol.styles import STYLES
@@ -164,7 +171,7 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def policy(self) -> PolicyConfig:
         return PolicyConfig(turns=self.turns, scenario_turns=self.scenario_turns,
-                            after_deferral=self.after_deferral,
+                            after_deferral=self.after_deferral, evidence_reading=self.evidence_reading,
                             scenarios=ScenarioConfig(max_scenarios=self.max_scenarios,
                                                      min_size=self.min_scenario_size,
                                                      representatives=self.representatives))
@@ -172,7 +179,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def params(self) -> dict[str, object]:
         """The parameters a manifest records (a resume must match them). A reading left at
         its default is not written, so runs made before it existed resume unchanged."""
-        readings = {"after_deferral": self.after_deferral} if self.after_deferral != "stay" else {}
+        readings: dict[str, object] = {}
+        if self.after_deferral != "stay":
+            readings["after_deferral"] = self.after_deferral
+        if self.evidence_reading != "table-ii":
+            readings["evidence_reading"] = self.evidence_reading
         return {"turns": self.turns, "scenario_turns": self.scenario_turns,
                 "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
                 "representatives": self.representatives, "hint_budget": self.hint_budget,

@@ -35,7 +35,8 @@ __all__ = ["SWEEPABLE", "SettingRun", "SweepObserver", "SweepPoint", "grid_point
 
 #: The :class:`RunConfig` fields a grid may vary (their values decide a setting's numbers).
 SWEEPABLE: Final = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives",
-                    "hint_budget", "feedback", "after_deferral")
+                    "hint_budget", "feedback", "after_deferral",
+                    "evidence_reading")
 
 
 class SweepPoint(msgspec.Struct, frozen=True):

@@ -66,3 +66,28 @@ def test_the_reading_after_a_deferral_is_an_option_and_a_sweep_axis(tmp_path: ob
     assert RunConfig(after_deferral="reset").params()["after_deferral"] == "reset"
     with pytest.raises(ConfigError, match="after-deferral"):
         RunConfig(after_deferral="sideways")  # type: ignore[arg-type]
+
+
+def test_the_evidence_reading_is_an_option_and_shows_the_programs_at_every_level() -> None:
+    # Section IV: the feedback model "receives ... the correct reference program, the current
+    # buggy program"; Table II's columns show the candidate's code from L4 and the reference
+    # from L5. table-ii stays the default; section-iv shows both programs at L1 too.
+    from pairbench_async.protocol.evidence import Evidence
+    from pairbench_async.protocol.feedback_prompt import build_feedback_prompt
+    from pairbench_async.protocol.hints import mask_evidence
+    from pairbench_async.runner.config import RunConfig
+
+    evidence = Evidence(scenario="s", problem="P", tests=(),
+                        candidate_code="CANDIDATE_CODE_X", reference_code="REFERENCE_CODE_Y")
+    table = mask_evidence(1, evidence)
+    assert table.candidate_code is None and table.reference_code is None
+    text = mask_evidence(1, evidence, "section-iv")
+    assert text.candidate_code == "CANDIDATE_CODE_X" and text.reference_code == "REFERENCE_CODE_Y"
+    prompt = "\n".join(m.content for m in build_feedback_prompt(1, evidence, "s", "section-iv"))
+    assert "CANDIDATE_CODE_X" in prompt and "REFERENCE_CODE_Y" in prompt
+    assert "REFERENCE_CODE_Y" not in "\n".join(m.content for m in build_feedback_prompt(1, evidence, "s"))
+    assert RunConfig(evidence_reading="section-iv").policy().evidence_reading == "section-iv"
+    assert "evidence_reading" not in RunConfig().params()
+    assert parse_sweep(["evidence-reading=table-ii,section-iv"])[1] == {"evidence-reading": "section-iv"}
+    with pytest.raises(ConfigError, match="table-ii or section-iv"):
+        parse_sweep(["evidence-reading=all"])
