@@ -99,6 +99,11 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="kin
     #: turn 0 only: the program is the instance's erroneous program as given, not a
     #: candidate's reply (FeedbackEval's protocols start from it; no model was called)
     given: bool = False
+    #: turn 0 only: the episode whose candidate call this turn's program comes from. Every
+    #: protocol that starts from an unhinted repair shares one per (candidate, instance,
+    #: run), so paired comparisons start from the same program; the call is recorded once,
+    #: in that episode's turn 0 (None: this turn made its own call, or none)
+    shared_from: str | None = None
     schema: int = SCHEMA_VERSION
 
 

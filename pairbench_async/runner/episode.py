@@ -72,6 +72,11 @@ class EpisodeEnv(msgspec.Struct):
     minimal_edit: bool = False
     #: the leakage validator's LLM judge (``--validator-model``), or None: rules only
     validator: Any = None
+    #: ``(spec, ask) -> (reply, shared_from)``: turn 0's repair, one per (candidate, instance,
+    #: run) across protocols; ``ask()`` makes the call when no episode has; ``shared_from``
+    #: names the episode whose call it was (None: this one's). None: every episode asks.
+    first_repair: Callable[[EpisodeSpec, Callable[[], Awaitable[Completion]]],
+                           Awaitable[tuple[Completion, str | None]]] | None = None
 
 
 async def _call(model: ModelClient | ContextModel, messages: list[Message], context: TurnContext, *,
@@ -180,12 +185,26 @@ class _Episode:
         given = self.protocol.starts_from_erroneous
         calls: list[CallRecord] = []
         code: str | None = self.instance.buggy
+        shared_from: str | None = None
         if not given:
+            env = self.env
             context = self._context(turn=0, level=None, target_lines=[])
-            shown = await self.env.view(self.instance)
-            code = await self._ask_candidate(initial_prompt(shown, prompt_parts(self.env.styles)), context, calls)
+            shown = await env.view(self.instance)
+            messages = apply_styles(initial_prompt(shown, prompt_parts(env.styles)), env.styles, env.minimal_edit)
+
+            async def ask() -> Completion:
+                return await _call(self.candidate, messages, context, temperature=env.temperature,
+                                   max_tokens=env.max_tokens)
+
+            if env.first_repair is None:
+                reply = await ask()
+            else:
+                reply, shared_from = await env.first_repair(self.spec, ask)
+            if shared_from is None:
+                calls.append(_call_record("candidate", reply))
+            code = extract_code(reply.text)
         self.state = self.protocol.start()
-        await self._record(0, code, calls, given=given)
+        await self._record(0, code, calls, given=given, shared_from=shared_from)
 
     async def next_turn(self, traces: Mapping[str, Sequence[int]]) -> Stop | None:
         """One hinted turn: the protocol's feedback, the candidate's revision, its score."""

@@ -1,5 +1,8 @@
 """What a sweep would spend before it runs: episodes, model calls and tokens per model.
 
+Turn 0's unhinted repair is one call per (candidate, instance, run), shared by every
+protocol of a setting that starts from it (the evaluator's ``_first_repair``).
+
 ``run --dry-run`` prints this; an embedder can ask the same before committing to a
 sweep. Calls are an upper bound from each protocol's :meth:`~..protocol.protocols.Protocol.call_budget`;
 tokens are estimated from each instance's first prompt (chars/4; later turns counted at
@@ -53,14 +56,18 @@ def estimate_sweep(instances: Sequence[Instance], configs: Sequence[RunConfig],
     for config in configs:
         answer = config.max_tokens or ASSUMED_COMPLETION_TOKENS
         turns, runs = config.turns, config.runs
+        asked: set[tuple[str, int]] = set()  # turn 0's repair is one call shared by the protocols
         for name in config.protocols:
             budget = PROTOCOLS[name].call_budget(config.hint_budget, judged=config.validator is not None)
             for cand in config.candidates:
-                for tokens in first:
+                for index, tokens in enumerate(first):
                     episodes += runs
-                    n = runs * (budget.first_candidate + budget.candidate_per_turn * turns)
+                    first_call = budget.first_candidate if (cand, index) not in asked else 0
+                    if first_call:
+                        asked.add((cand, index))
+                    n = runs * (first_call + budget.candidate_per_turn * turns)
                     spend.setdefault(cand, ModelSpend()).add(
-                        n, runs * (budget.first_candidate * tokens
+                        n, runs * (first_call * tokens
                                    + int(1.5 * tokens) * budget.candidate_per_turn * turns), n * answer)
                     for model, per_turn in ((config.feedback, budget.feedback_per_turn),
                                             (config.validator, budget.judge_per_turn)):

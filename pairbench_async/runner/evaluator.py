@@ -42,14 +42,14 @@ import sys
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..core.errors import ConfigError, StoreError
-from ..core.types import SCHEMA_VERSION, Instance, TestResult
+from ..core.types import SCHEMA_VERSION, Completion, Instance, TestResult
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model
@@ -120,6 +120,8 @@ class Evaluator:
         self._writer: RecordWriter | None = None
         self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
+        #: turn 0's repair per (candidate, instance, run): the reply and the episode that asked
+        self._first: dict[tuple[str, str, int], asyncio.Future[tuple[Completion, str]]] = {}
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
         self._trace_locks: dict[str, asyncio.Lock] = {}
         self._shape_memo: dict[str, dict[str, Shape]] = {}
@@ -241,6 +243,39 @@ class Evaluator:
         finally:
             del self._inflight[key]
 
+    async def _first_repair(self, spec: EpisodeSpec,
+                            ask: Callable[[], Awaitable[Completion]]) -> tuple[Completion, str | None]:
+        """Turn 0's unhinted repair, asked once per (candidate, instance, run) and shared by
+        every protocol that starts from it: paired comparisons (PAIR-BENCH §V-B) then start
+        from the same program by construction, not by an API honouring a seed. Returns the
+        reply and the episode whose call it was (None: this episode's own). A failed or
+        cancelled ask is not kept: the next episode asks again."""
+        key = (spec.model, spec.instance_id, spec.run)
+        while (known := self._first.get(key)) is not None:
+            try:
+                reply, owner = await asyncio.shield(known)
+                return reply, (owner if owner != spec.episode_id else None)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not known.cancelled() or (task is not None and task.cancelling()):
+                    raise  # our own cancellation
+            except Exception:  # noqa: BLE001 - the asking episode's failure is its own: ask again
+                continue
+        future: asyncio.Future[tuple[Completion, str]] = asyncio.get_running_loop().create_future()
+        self._first[key] = future
+        try:
+            reply = await ask()
+        except BaseException as exc:
+            del self._first[key]  # not kept: a later episode asks again
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # retrieved: no warning when no one waits
+            raise
+        future.set_result((reply, spec.episode_id))
+        return reply, None
+
     async def _traces_of(self, instance: Instance) -> Mapping[str, Sequence[int]]:
         memo = self._trace_memo.get(instance.id)
         if memo is not None:
@@ -333,6 +368,9 @@ class Evaluator:
                 prior.setdefault(rec.episode_id, []).append(rec)
         for eid, turns in prior.items():
             turns.sort(key=lambda r: r.turn)
+            first = turns[0] if turns else None
+            if first is not None and first.turn == 0 and first.shared_from is None and first.calls:
+                self._remember_first(first)
             if [r.turn for r in turns] != list(range(len(turns))):
                 raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
         self._writer = RecordWriter(self.out_dir, valid_length=valid)
@@ -340,6 +378,13 @@ class Evaluator:
         if summaries.exists():
             self._summaries = msgspec.json.decode(summaries.read_bytes(), type=dict[str, str])
         return run_id, prior, finished
+
+    def _remember_first(self, record: TurnRecord) -> None:
+        """A recorded turn 0 that made its own call: the repair its protocol's siblings share."""
+        call = record.calls[0]
+        future: asyncio.Future[tuple[Completion, str]] = asyncio.get_running_loop().create_future()
+        future.set_result((Completion(text=call.text, model=call.model, usage=call.usage), record.episode_id))
+        self._first.setdefault((record.model, record.instance_id, record.run), future)
 
     def episodes(self, instances: Sequence[Instance], run_id: str) -> list[tuple[EpisodeSpec, Instance]]:
         c = self.config
@@ -373,7 +418,8 @@ class Evaluator:
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
-                         validator=self._models[self.config.validator] if self.config.validator else None)
+                         validator=self._models[self.config.validator] if self.config.validator else None,
+                         first_repair=self._first_repair)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 

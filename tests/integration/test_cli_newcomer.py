@@ -353,8 +353,9 @@ def test_dry_run_counts_episodes_calls_and_cost_and_writes_nothing(tmp_path: Pat
     assert not out.exists()
     # 3 instances x 2 candidates x 2 protocols x 2 runs
     assert "dry run: 24 episodes" in proc.stdout
-    # per candidate: 3 instances x 2 protocols x 2 runs x (1 + 4 turns) candidate calls
-    assert "openai:gpt-4o: <= 60 calls" in proc.stdout
+    # per candidate: 3 instances x 2 runs x 1 turn-0 call, shared by both protocols (issue 24:
+    # one unhinted repair per candidate, instance and run), + 3 x 2 protocols x 2 runs x 4 turns
+    assert "openai:gpt-4o: <= 54 calls" in proc.stdout
     # feedback (rules): pair only, 3 x 2 candidates x 2 runs x 4 turns x hint budget 3
     assert "rules: <= 144 calls" in proc.stdout
     assert "total cost <= " in proc.stdout

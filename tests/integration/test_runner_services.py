@@ -244,3 +244,61 @@ async def test_a_resumed_episode_continues_after_its_recorded_turns(protocol: st
     # the candidate is shown the recorded turns as its history
     prompt = "\n".join(m.content for m in fixer.calls[0])
     assert "Earlier turns" in prompt or "turn 2" in prompt.lower()
+
+
+# --------------------------------------------------------------------------- turn 0, shared
+
+
+class Drifting:
+    """A candidate whose every answer differs (an API that does not honour the seed)."""
+
+    name = "drifting"
+
+    def __init__(self) -> None:
+        self.first_calls = 0
+        self.calls = 0
+
+    async def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Completion:
+        self.calls += 1
+        self.first_calls += "## Program" in messages[-1].content  # turn 0's prompt
+        return Completion(text=fenced(f"# answer {self.calls}\n" + INSTANCE.buggy), model=self.name,
+                          usage=Usage(1, 1))
+
+
+async def test_every_unhinted_protocol_starts_from_one_shared_repair(tmp_path: Path) -> None:
+    drifting = Drifting()
+    config = RunConfig(candidates=[drifting], protocols=["pair", "nohint", "vanilla", "simple"], turns=1,
+                       concurrency=4)
+    records = await _run(config, CountingSandbox(), tmp_path)
+    first = {t.protocol: t for t in _turns(records) if t.turn == 0}
+    assert drifting.first_calls == 1  # one turn-0 call for three unhinted protocols
+    unhinted = [first[p] for p in ("pair", "nohint", "vanilla")]
+    assert len({t.program for t in unhinted}) == 1
+    owner = [t for t in unhinted if t.shared_from is None]
+    assert len(owner) == 1 and len(owner[0].calls) == 1
+    assert all(t.shared_from == owner[0].episode_id and not t.calls for t in unhinted if t is not owner[0])
+    # FeedbackEval's protocols start from the erroneous program: nothing to share
+    assert first["simple"].given and first["simple"].shared_from is None and first["simple"].program == INSTANCE.buggy
+
+
+async def test_a_resumed_run_shares_the_recorded_repair(tmp_path: Path) -> None:
+    config = RunConfig(candidates=[Drifting()], protocols=["pair", "nohint"], turns=1, concurrency=1)
+    await _run(config, CountingSandbox(), tmp_path)
+    records_file = tmp_path / "run" / "records.jsonl"
+    lines = records_file.read_bytes().splitlines(keepends=True)
+    owner_protocol = next(msgspec.json.decode(line)["protocol"] for line in lines
+                          if b'"turn":0' in line and b"shared_from" not in line)
+    other = "nohint" if owner_protocol == "pair" else "pair"
+    # as if the run stopped before the other protocol's episode began
+    records_file.write_bytes(b"".join(line for line in lines if f'"protocol":"{other}"'.encode() not in line))
+    again = Drifting()
+    resumed = RunConfig(candidates=[again], protocols=["pair", "nohint"], turns=1, concurrency=1)
+    async with Evaluator(resumed, out_dir=tmp_path / "run", resume=True, sandbox=CountingSandbox()) as ev:
+        new = [r async for r in ev.run([INSTANCE])]
+    first = next(t for t in _turns(new) if t.turn == 0)
+    assert first.protocol == other and first.shared_from is not None and not first.calls
+    assert again.first_calls == 0  # the recorded reply was reused, not asked again
+    kept = {msgspec.json.decode(line)["program"] for line in lines
+            if b'"turn":0' in line and f'"protocol":"{owner_protocol}"'.encode() in line}
+    assert {first.program} == kept
