@@ -7,6 +7,7 @@ scheduling machinery.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -38,6 +39,9 @@ def model_name(model: Any) -> str:
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise ConfigError(f"{model!r}: a model's name must be a non-empty string without surrounding "
                           f"spaces (got {name!r})")
+    if name == "rules" or name.split(":", 1)[0] in ("openai", "sim", "replay"):
+        raise ConfigError(f"{model!r}: the name {name!r} reads as a built-in model's spec; give your "
+                          "model a name of its own (Evaluator's models= maps a spec to a client)")
     return name
 
 
@@ -94,9 +98,13 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 raise ConfigError(f"two different model objects are both named {name!r}")
         if not given:
             return self, given
-        config = msgspec.structs.replace(
-            self, candidates=[model_name(c) for c in self.candidates], feedback=model_name(self.feedback),
-            validator=None if self.validator is None else model_name(self.validator))
+        # a copy with the names in place: a replace() would run __post_init__, which would
+        # check the names as spec strings (an object's name needs no spec syntax)
+        config = copy.copy(self)
+        msgspec.structs.force_setattr(config, "candidates", [model_name(c) for c in self.candidates])
+        msgspec.structs.force_setattr(config, "feedback", model_name(self.feedback))
+        msgspec.structs.force_setattr(config, "validator",
+                                      None if self.validator is None else model_name(self.validator))
         return config, given
 
     def model_names(self) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import ClientError, ConfigError, SandboxError
+from ..core.errors import BadResponse, ClientError, ConfigError, PairbenchError, SandboxError
 from ..core.types import Completion, Instance, Message, TestResult, Verdict
 from ..models.interface import ContextModel, ModelClient
 from ..protocol.context import TurnContext
@@ -82,11 +82,26 @@ class EpisodeEnv(msgspec.Struct):
 async def _call(model: ModelClient | ContextModel, messages: list[Message], context: TurnContext, *,
                 temperature: float | None, max_tokens: int | None) -> Completion:
     """One model call: a :class:`ContextModel` answers from the context, any other
-    :class:`ModelClient` from the messages with the run's sampling settings."""
-    if isinstance(model, ContextModel):
-        return await model.complete_in_context(messages, context)
-    return await model.complete(messages, temperature=temperature, max_tokens=max_tokens,
-                                seed=context.seed & 0x7FFFFFFF)
+    :class:`ModelClient` from the messages with the run's sampling settings.
+
+    Whatever a client does wrong is the model's failure, recorded as the episode's error and
+    named after the model: an exception of its own (not one of this package's), or a reply
+    that is not a :class:`Completion`.
+    """
+    try:
+        if isinstance(model, ContextModel):
+            reply = await model.complete_in_context(messages, context)
+        else:
+            reply = await model.complete(messages, temperature=temperature, max_tokens=max_tokens,
+                                         seed=context.seed & 0x7FFFFFFF)
+    except PairbenchError:
+        raise
+    except Exception as exc:  # an embedder's client failing its own way
+        raise ClientError(f"model {getattr(model, 'name', model)!r} raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(reply, Completion):
+        raise BadResponse(f"model {getattr(model, 'name', model)!r} returned a {type(reply).__name__}, "
+                          "not a Completion")
+    return reply
 
 
 def _call_record(role: str, c: Completion) -> CallRecord:

@@ -122,6 +122,8 @@ class Evaluator:
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
         #: turn 0's repair per (candidate, instance, run): the reply and the episode that asked
         self._first: dict[tuple[str, str, int], asyncio.Future[tuple[Completion, str]]] = {}
+        #: the tasks running the episodes of each ``run`` not finished yet
+        self._producers: set[asyncio.Task[None]] = set()
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
         self._trace_locks: dict[str, asyncio.Lock] = {}
         self._shape_memo: dict[str, dict[str, Shape]] = {}
@@ -155,6 +157,12 @@ class Evaluator:
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Stop what still runs (a ``run`` whose records were not read to the end: its
+        episodes are cancelled, never failed by closed models), then close what is ours."""
+        running = list(self._producers)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
         if self._writer is not None:
             await self._writer.aclose()
             self._writer = None
@@ -450,6 +458,8 @@ class Evaluator:
                 await queue.put(_DONE)
 
         task = asyncio.create_task(produce())
+        self._producers.add(task)
+        task.add_done_callback(self._producers.discard)
         try:
             while True:
                 item = await queue.get()

@@ -89,7 +89,7 @@ def plan_sweep(config: RunConfig, grid: Mapping[str, Sequence[Any]],
     plan = []
     for index, (point, shown) in enumerate(zip(points, spelled, strict=True)):
         setting_config = msgspec.structs.replace(config, **point)
-        setting_config.validate()  # a replaced struct skips __post_init__
+        setting_config.validate()  # every spec must be one this package can make
         name = setting_name(shown, spelled)
         plan.append(SweepPoint(config=setting_config, out_dir=root / name,
                                setting=SweepSetting(name=name, index=index, values=shown)))

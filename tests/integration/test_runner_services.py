@@ -302,3 +302,45 @@ async def test_a_resumed_run_shares_the_recorded_repair(tmp_path: Path) -> None:
     kept = {msgspec.json.decode(line)["program"] for line in lines
             if b'"turn":0' in line and f'"protocol":"{owner_protocol}"'.encode() in line}
     assert {first.program} == kept
+
+
+# --------------------------------------------------------------------------- an embedder's client
+
+
+class Misbehaving:
+    """A client of one's own that fails its own way: an exception of its own, or not a Completion."""
+
+    def __init__(self, name: str, how: str) -> None:
+        self.name, self.how = name, how
+
+    async def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Any:
+        if self.how == "raise":
+            raise RuntimeError("my backend is down")
+        return "```python\nprint(1)\n```"  # a str, not a Completion
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("raise", "ClientError: model 'Qwen/Qwen2.5-Coder-7B' raised RuntimeError: my backend is down"),
+    ("str", "BadResponse: model 'Qwen/Qwen2.5-Coder-7B' returned a str, not a Completion"),
+])
+async def test_a_clients_own_failure_is_that_models_error(tmp_path: Path, how: str, said: str) -> None:
+    # any name goes for a model object (no spec syntax), and what it does wrong is recorded
+    # as its episode's error, named after it, not as an internal error of the evaluator
+    config = RunConfig(candidates=[Misbehaving("Qwen/Qwen2.5-Coder-7B", how)], protocols=["nohint"], turns=1)
+    records = await _run(config, CountingSandbox(), tmp_path)
+    (end,) = [r for r in records if isinstance(r, EpisodeRecord)]
+    assert end.status == "error" and end.error == said
+
+
+async def test_leaving_the_record_stream_early_cancels_the_episodes_not_fails_them(tmp_path: Path) -> None:
+    config = RunConfig(candidates=[Answering("a", INSTANCE.buggy), Answering("b", INSTANCE.buggy)],
+                       protocols=["nohint"], turns=3, concurrency=2)
+    async with Evaluator(config, out_dir=tmp_path / "run", sandbox=CountingSandbox()) as ev:
+        async for _ in ev.run([INSTANCE]):
+            break  # an embedder's consumer that stops reading
+    assert ev.statistics().errors == 0
+    from pairbench_async.runlog.store import read_records
+
+    records, _ = read_records(tmp_path / "run")
+    assert not [r for r in records if isinstance(r, EpisodeRecord) and r.status == "error"]
