@@ -56,7 +56,9 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
         TurnRecord,
     )
     from .runner.evaluator import Evaluator, RunConfig, RunStatistics
-    from .runner.sweep import SettingRun, SweepPoint, run_sweep
+    from .runner.estimate import SweepEstimate, estimate_sweep
+    from .runner.sweep import SWEEPABLE, SettingRun, SweepObserver, SweepPoint, run_sweep
+    from .sandbox.traces import TraceCache
     from .sandbox.interface import Sandbox, SandboxJob
     from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
 
@@ -77,6 +79,9 @@ _LAZY = {
     "LoadedRun": ".report.runs", "load_run": ".report.runs",
     "Evaluator": ".runner.evaluator", "RunConfig": ".runner.evaluator", "RunStatistics": ".runner.evaluator",
     "SettingRun": ".runner.sweep", "SweepPoint": ".runner.sweep", "run_sweep": ".runner.sweep",
+    "SWEEPABLE": ".runner.sweep", "SweepObserver": ".runner.sweep",
+    "SweepEstimate": ".runner.estimate", "estimate_sweep": ".runner.estimate",
+    "TraceCache": ".sandbox.traces",
     "SandboxConfig": ".sandbox.pool", "SandboxPool": ".sandbox.pool", "SandboxStatistics": ".sandbox.pool",
     "OpenAIClient": ".models.client",
     "Sandbox": ".sandbox.interface", "SandboxJob": ".sandbox.interface",
@@ -119,6 +124,7 @@ __all__ = [
     "RunManifest",
     "RunStatistics",
     "SCHEMA_VERSION",
+    "SWEEPABLE",
     "Sandbox",
     "SandboxConfig",
     "SandboxError",
@@ -129,11 +135,14 @@ __all__ = [
     "SettingRun",
     "SimCandidate",
     "StoreError",
+    "SweepEstimate",
+    "SweepObserver",
     "SweepPoint",
     "SweepSetting",
     "TargetRecord",
     "Test",
     "TestResult",
+    "TraceCache",
     "Trajectory",
     "TransientError",
     "TurnContext",
@@ -142,6 +151,7 @@ __all__ = [
     "Usage",
     "Verdict",
     "compute_metrics",
+    "estimate_sweep",
     "load_dataset",
     "load_run",
     "make_sandbox",

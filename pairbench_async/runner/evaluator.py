@@ -362,7 +362,8 @@ class Evaluator:
         records, valid = read_records(self.out_dir)
         if old is not None or records:
             if not self.resume:
-                raise StoreError(f"{self.out_dir} already holds a run; use --resume or another --out")
+                raise StoreError(f"{self.out_dir} already holds a run; continue it (--resume; resume=True) "
+                                 "or choose another folder (--out; out_dir=)")
             if old is None:
                 raise StoreError(f"{self.out_dir}: records without a manifest; cannot resume")
             check_resume(old, self.manifest(instances, old.run_id))

@@ -28,6 +28,7 @@ from ..runlog.records import Record, SweepSetting
 from ..runlog.sweep import check_layout, setting_name
 from ..sandbox.interface import Sandbox
 from ..sandbox.pool import SandboxConfig, SandboxPool
+from ..sandbox.traces import TraceCache
 from .config import RunConfig, RunStatistics, model_name
 from .evaluator import Evaluator
 
@@ -106,17 +107,21 @@ async def run_sweep(
     sandbox: Sandbox | SandboxConfig | None = None,
     dataset_paths: Sequence[str] = (),
     observe: SweepObserver | None = None,
+    trace_cache: TraceCache | None = None,
 ) -> list[SettingRun]:
     """Run every setting of ``grid`` on ``instances`` into ``out_dir``, one after another.
 
     ``grid`` maps :data:`SWEEPABLE` field names to lists of values (``feedback`` takes
     specs or model objects). ``sandbox``: one to run every program in (kept open), or the
-    settings of a local pool made for the sweep. ``observe`` watches each setting's records.
+    settings of a local pool made for the sweep. ``observe`` watches each setting's records
+    (:data:`SweepObserver`). ``trace_cache``: where reference traces are kept (default:
+    ``$XDG_CACHE_HOME/pairbench_async/traces``), one for every setting.
     """
     plan = plan_sweep(config, grid, out_dir)
     check_layout(Path(out_dir), sweep=bool(grid))
     own = sandbox is None or isinstance(sandbox, SandboxConfig)
     pool: Sandbox = SandboxPool(sandbox if isinstance(sandbox, SandboxConfig) else None) if own else sandbox  # type: ignore[assignment]
+    traces = trace_cache if trace_cache is not None else TraceCache()
     done: list[SettingRun] = []
     async with contextlib.AsyncExitStack() as stack:
         if own:
@@ -124,7 +129,7 @@ async def run_sweep(
             await pool.start()
         for point in plan:
             async with Evaluator(point.config, out_dir=point.out_dir, resume=resume, sandbox=pool,
-                                 dataset_paths=dataset_paths, sweep=point.setting) as ev:
+                                 dataset_paths=dataset_paths, sweep=point.setting, trace_cache=traces) as ev:
                 records = ev.run(instances)
                 if observe is not None:
                     await observe(point, records, ev)

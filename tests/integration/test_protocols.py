@@ -70,13 +70,16 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
     elif protocol == "selfcritique":
         assert all("Perhaps the length is off" in h for h in hints)
         assert sum("Critique it" in s for s in rec.seen) == 3
-    else:
+    elif protocol == "pair":
         assert len(hints) == 3 and all(hints)
-        if protocol == "pair":
-            assert all(t.target is not None and t.hint_level for t in turns[1:])
-        else:
-            assert all(t.target is None and t.hint and t.hint.level == 0 for t in turns[1:])
-            assert all(any(c.role == "feedback" for c in t.calls) for t in turns[1:])
+        assert all(t.target is not None and t.hint_level for t in turns[1:])
+    elif PROTOCOLS[protocol].model_written:  # a baseline whose feedback model writes the hints
+        assert len(hints) == 3 and all(hints)
+        assert all(t.target is None and t.hint and t.hint.level == 0 for t in turns[1:])
+        assert all(any(c.role == "feedback" for c in t.calls) for t in turns[1:])
+    else:  # a baseline of fixed or computed texts: no feedback model is asked
+        assert len(hints) == 3 and all(hints)
+        assert not any(c.role == "feedback" for t in turns for c in t.calls)
 
 
 async def test_recorded_feedbackeval_texts_are_replayed_for_the_original_program(tmp_path: Path) -> None:
