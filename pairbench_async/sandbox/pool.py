@@ -58,7 +58,7 @@ from .host import (
     confinement_report,
 )
 from .interface import SandboxStatistics
-from .jobs import _Chunk, _Job
+from .jobs import _Chunk, _Job, _LoopRule
 from .process import _start_worker, _Worker, _WorkerDied, _WorkerTimeout
 from .results import _compile_failure
 
@@ -276,7 +276,8 @@ class SandboxPool:
                 text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
                         f"sandbox's limit of {self.config.max_source_bytes}")
                 return [_compile_failure(t, text) for t in tests]
-            job = _Job(program, tests, limits, checker, trace)
+            job = _Job(program, tests, limits, checker, trace,
+                       _LoopRule(self.config.loop_factor, self.config.loop_floor))
             size = max(1, min(self.config.chunk, -(-len(job.tests) // self._n)))
             for start in range(0, len(job.tests), size):
                 self._queue.append(_Chunk(job, list(range(start, min(start + size, len(job.tests))))))

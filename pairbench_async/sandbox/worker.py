@@ -774,7 +774,8 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         cfg.nproc if full and cfg.uid >= 0 else 0,
         cfg.stack_mb * 1024 * 1024 if full else 0,
     )
-    wall_ms = min(max(1, int(prog.wall_limit * 1000)), 2**31 - 1)  # a C int; ~24 days
+    # (each test's CPU and wall limits come with it, in its TEST frame's head: the
+    # RLIMIT_CPU above is replaced per test)
     # uid and ruleset -1: the zygote already runs as the sandbox uid inside the
     # Landlock domain, which the child inherits; nesting the same ruleset again
     # would copy its ~200 rules on every fork (~12 % of a trivial test's cost)
@@ -783,7 +784,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
                       cgroup["stat"], prog.memory)
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
-                         hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
+                         hs_w, hs_r, full, prog.output_limit + 1, STDERR_TAIL,
                          CHANNEL_CAP, base_kb, cfg.scratch, accounting)
     if what == 1:  # the confined child
         status = 70
