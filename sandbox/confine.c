@@ -1539,6 +1539,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             break;
         }
         struct result_block r = {0};
+        int64_t clock_us = -1;
         r.flags |= tightened;
         int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
         if (pidfd >= 0) {
@@ -1579,6 +1580,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 if (n > 0 || (n < 0 && errno != EINTR))
                     break;
             }
+            /* the child's CPU time by the scheduler's own clock, read before it is
+             * reaped: wait4's rusage has been seen to report up to ~30 % less for a
+             * child killed in a busy loop on a loaded host (the clock is what both
+             * the kill above and RLIMIT_CPU go by) */
+            struct timespec ts;
+            if (have_clock && clock_gettime(cpu_clock, &ts) == 0)
+                clock_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
             close(pidfd);
         }
         int status = 0;
@@ -1589,6 +1597,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         r.status = status;
         r.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
                    (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+        if (clock_us > r.cpu_us)
+            r.cpu_us = clock_us;
         r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
         if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||

@@ -40,7 +40,7 @@ class _LoopRule(NamedTuple):
     """The loop rule's parameters (SandboxConfig.loop_factor and loop_floor)."""
 
     factor: int = 10
-    floor: float = 0.05
+    floor: float = 0.02
 
 
 def _ms(seconds: float) -> int:

@@ -278,7 +278,12 @@ class SandboxPool:
                 return [_compile_failure(t, text) for t in tests]
             job = _Job(program, tests, limits, checker, trace,
                        _LoopRule(self.config.loop_factor, self.config.loop_floor))
-            size = max(1, min(self.config.chunk, -(-len(job.tests) // self._n)))
+            # Spread a job over the workers that are idle now; with none idle (other jobs
+            # queued), keep it whole: one zygote per program instead of one per worker
+            # (a load and a compile each), and a looping program's first full-limit
+            # timeout happens once, not on every worker at once.
+            idle = sum(b is None for b in self._busy) - len(self._queue)
+            size = max(1, min(self.config.chunk, -(-len(job.tests) // max(1, min(idle, self._n)))))
             for start in range(0, len(job.tests), size):
                 self._queue.append(_Chunk(job, list(range(start, min(start + size, len(job.tests))))))
             async with self._wakeup:
