@@ -58,4 +58,4 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: finished)) of CPU. 0 turns the rule off (every test runs to its own limit).
     loop_factor: int = 10
     #: Seconds of CPU: the least limit the loop rule gives a test.
-    loop_floor: float = 0.02
+    loop_floor: float = 0.01

@@ -15,7 +15,7 @@ import itertools
 import marshal
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import msgspec
@@ -40,7 +40,7 @@ class _LoopRule(NamedTuple):
     """The loop rule's parameters (SandboxConfig.loop_factor and loop_floor)."""
 
     factor: int = 10
-    floor: float = 0.02
+    floor: float = 0.01
 
 
 def _ms(seconds: float) -> int:
@@ -67,9 +67,9 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: _Loop
 
 
 class _Job:
-    __slots__ = ("checker", "done", "error", "hash", "heads", "limits", "max_wall",
-                 "payload", "program", "remaining", "results", "serial", "tests", "timed_out",
-                 "trace")
+    __slots__ = ("checker", "done", "error", "hash", "heads", "held", "limits", "max_wall",
+                 "on_first", "payload", "program", "remaining", "results", "serial", "tests",
+                 "timed_out", "trace")
 
     def __init__(self, program: Program, tests: Sequence[Test], limits: Limits, checker: Checker,
                  trace: bool, rule: _LoopRule = _LoopRule()) -> None:
@@ -77,6 +77,9 @@ class _Job:
         self.tests = list(tests)
         self.limits = limits
         self.serial = next(_serials) & 0xFFFFFFFF
+        #: chunks the pool queues only once the job's first result is in (pool.run)
+        self.held: list[_Chunk] = []
+        self.on_first: Callable[[_Job], None] | None = None
         #: a test of this job timed out: chunks sent from now on start under the loop rule
         self.timed_out = False
         own = [test_limits(t, limits) for t in self.tests]
@@ -110,6 +113,8 @@ class _Job:
     def finish(self, index: int, result: TestResult) -> None:
         if result.verdict is Verdict.TLE:
             self.timed_out = True
+        if self.held and self.on_first is not None:
+            self.on_first(self)
         if self.results[index] is None:
             self.results[index] = result
             self.remaining -= 1

@@ -104,6 +104,7 @@ class SandboxPool:
         self._last_error: str | None = None
         self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
         self._static: _HostPaths | None = None
+        self._holding: set[_Job] = set()  # jobs with chunks held back until a first result
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -205,6 +206,10 @@ class SandboxPool:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await asyncio.gather(*(w.stop() for w in self._workers if w is not None))
+        for job in list(self._holding):
+            self._queue.extend(job.held)
+            job.held = []
+        self._holding.clear()
         while self._queue:
             chunk = self._queue.popleft()
             for i in chunk.indices:
@@ -284,8 +289,16 @@ class SandboxPool:
             # timeout happens once, not on every worker at once.
             idle = sum(b is None for b in self._busy) - len(self._queue)
             size = max(1, min(self.config.chunk, -(-len(job.tests) // max(1, min(idle, self._n)))))
-            for start in range(0, len(job.tests), size):
-                self._queue.append(_Chunk(job, list(range(start, min(start + size, len(job.tests))))))
+            chunks = [_Chunk(job, list(range(start, min(start + size, len(job.tests)))))
+                      for start in range(0, len(job.tests), size)]
+            # The job's other chunks wait for its first result (one test's time, ~2 ms for
+            # most programs): a program that loops on its first test then times out
+            # once at its full limit, and the other workers start under the loop rule.
+            self._queue.append(chunks[0])
+            if len(chunks) > 1:
+                job.held = chunks[1:]
+                job.on_first = self._release
+                self._holding.add(job)
             async with self._wakeup:
                 self._wakeup.notify_all()
             await asyncio.shield(job.done)
@@ -293,6 +306,18 @@ class SandboxPool:
             return [r for r in job.results if r is not None]
         finally:
             self._admit.release()
+
+    def _release(self, job: _Job) -> None:
+        """Queue the chunks ``job`` held back until its first result (see ``run``)."""
+        held, job.held = job.held, []
+        self._holding.discard(job)
+        self._queue.extend(held)
+        asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        assert self._wakeup is not None
+        async with self._wakeup:
+            self._wakeup.notify_all()
 
     # -- workers -----------------------------------------------------------
 

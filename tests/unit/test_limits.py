@@ -48,7 +48,7 @@ def test_a_tests_own_limit_wins() -> None:
     assert own_limits(test, Limits(time_limit=3.0, wall_limit=10.0)) == (0.5, 10.0)
 
 
-RULE = _LoopRule(factor=10, floor=0.05)  # the default floor is 0.02; 0.05 reads easier
+RULE = _LoopRule(factor=10, floor=0.05)  # the default floor is 0.01; 0.05 reads easier
 
 
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
