@@ -260,6 +260,25 @@ class SandboxPool:
 
         The program's own failures are verdicts; only a pool that is closed or
         cannot start raises (:class:`SandboxError`).
+
+        Limits: a test's CPU limit is its ``time_limit`` when it has one, else
+        ``limits.time_limit``; its wall limit ``limits.wall_limit``, else 3 x CPU + 1 s.
+
+        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``): once a test of
+        this call timed out, every later test of the call runs under
+
+            min(own limit, max(loop_floor, loop_factor x test.ref_ms,
+                               loop_factor x the slowest test of the call that finished))
+
+        of CPU (and at most 3 x that + 1 s of wall). "Later" is in each worker's order:
+        the job's first chunk runs alone until its first result is in, then the other
+        chunks are queued, starting under the rule if a test already timed out; a worker
+        also applies it after a timeout of its own. So a verdict differs from running
+        every test to its own limit only for a test, run after a timeout in this call,
+        that the program would finish only beyond that bound: it is TLE instead. With
+        ``loop_factor`` 10 and a measured ``ref_ms``, that is a test needing more than
+        10 x its reference's CPU time; a program that never times out gets exactly the
+        verdicts of its own limits. ``loop_factor=0`` runs every test to its own limit.
         """
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
