@@ -1156,7 +1156,9 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 
 /*** The zygote's test loop ***/
 
-/* Frames: "<BI" header, then for RESULT the "<iIqqqqIIII" block below. */
+/* Frames: "<BI" header; a TEST payload starts with the test_head below, then the
+ * input; a RESULT payload is the result_block below, then stdout, stderr, channel
+ * and fault text. */
 #define OP_TEST 2
 #define OP_END 3
 #define OP_QUIT 4
@@ -1164,12 +1166,28 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
 #define FLAG_OOM 4 /* the kernel's OOM killer ran in the program's memory cgroup */
+#define FLAG_CPU_TIMEOUT 8 /* the zygote killed the child at its CPU limit */
+#define FLAG_TIGHT 16      /* the test ran under the loop rule's tighter limit */
+#define HEAD_START_TIGHT 1 /* test_head.flags: the job already had a TLE elsewhere */
 #define EXIT_FAULT 121
 
 #pragma pack(push, 1)
 struct frame_header {
     uint8_t op;
     uint32_t len;
+};
+/* The limits of one test, ahead of its input (process.py's _TEST_HEAD). The loop
+ * rule (pool.py): once a test of the same job (serial) timed out, the next tests
+ * run under min(cpu_ms, max(floor_ms, ref_tight_ms, factor x the slowest test of the
+ * job this zygote saw finish)) of CPU, and 3 x that + 1 s of wall at most. */
+struct test_head {
+    uint32_t serial;       /* the pool's job number: the rule's state is per job */
+    uint32_t cpu_ms;       /* the test's own CPU limit */
+    uint32_t wall_ms;      /* the test's own wall limit */
+    uint32_t ref_tight_ms; /* factor x the reference's time on the test (0: unknown) */
+    uint32_t floor_ms;     /* the least tight limit */
+    uint32_t factor;       /* 0: no loop rule */
+    uint8_t flags;         /* HEAD_START_TIGHT */
 };
 struct result_block {
     int32_t status;
@@ -1368,13 +1386,17 @@ static int reset_scratch_root(int fd)
 PyDoc_STRVAR(
     serve_doc,
     "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
-    "      wall_ms, output_cap, stderr_tail, channel_cap, base_kb, scratch,\n"
+    "      output_cap, stderr_tail, channel_cap, base_kb, scratch,\n"
     "      cgroup=(usage_fd, limit_fd, peak_fd, events_fd, stat_fd, budget)) -> int\n\n"
     "The zygote's loop, in C so that the zygote touches (and so copies) almost no\n"
-    "Python memory between forks. For each TEST frame read from fin: put its\n"
-    "payload in a fresh, sealed stdin memfd (and wipe the buffer), make fresh\n"
-    "stdout, stderr and report memfds, fork, confine the child,\n"
-    "wait on a pidfd up to wall_ms (SIGKILL after), wait4 for the rusage, and\n"
+    "Python memory between forks. For each TEST frame read from fin: take the\n"
+    "test's limits from its head (struct test_head: CPU and wall limits, and the\n"
+    "loop rule's tighter ones once a test of the same job timed out), put the rest\n"
+    "of its payload in a fresh, sealed stdin memfd (and wipe the buffer), make fresh\n"
+    "stdout, stderr and report memfds, fork, confine the child (RLIMIT_CPU: the\n"
+    "limit rounded up to whole seconds, a backstop), wait on a pidfd, reading the\n"
+    "child's CPU clock whenever it could have reached its CPU limit (SIGKILL at the\n"
+    "CPU or the wall limit), wait4 for the rusage, and\n"
     "write one RESULT frame (status, flags, cpu, wall, maxrss, stdout, stderr\n"
     "tail, channel, fault) to fout, wipe every buffer that held the test's data,\n"
     "empty the scratch directory and reset its root's mode and times. With a memory\n"
@@ -1387,17 +1409,22 @@ PyDoc_STRVAR(
 static PyObject *pb_serve(PyObject *self, PyObject *args)
 {
     (void)self;
-    int fin, fout, hs_r, wall_ms;
+    int fin, fout, hs_r;
     unsigned long long out_cap, err_tail, chan_cap;
+    /* the loop rule's state, per job: its serial, whether a test timed out, the
+     * slowest test that finished */
+    uint32_t serial = 0;
+    int tight = 0;
+    int64_t slowest_us = 0;
     long long base_kb;
     const char *scratch;
     struct child_spec c;
     struct cgroup_fds cg = {-1, -1, -1, -1, -1, 0};
     long long cg_floor = -1; /* the least the memory cgroup held at a fork */
     c.fds[0] = c.fds[1] = c.fds[2] = c.fds[3] = -1;
-    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipiKKKLs|(iiiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
+    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipKKKLs|(iiiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
                           &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid,
-                          &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full, &wall_ms, &out_cap,
+                          &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full, &out_cap,
                           &err_tail, &chan_cap, &base_kb, &scratch, &cg.usage, &cg.limit, &cg.peak,
                           &cg.events, &cg.stat, &cg.budget))
         return NULL;
@@ -1444,10 +1471,47 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 raise_step("read payload");
             break;
         }
+        struct test_head th;
+        if (h.len < sizeof th) {
+            PyErr_SetString(PyExc_ValueError, "zygote: TEST frame shorter than its head");
+            break;
+        }
+        memcpy(&th, in.data, sizeof th);
+        if (th.serial != serial) { /* another job: the loop rule starts afresh */
+            serial = th.serial;
+            tight = 0;
+            slowest_us = 0;
+        }
+        if (th.flags & HEAD_START_TIGHT)
+            tight = 1;
+        int64_t cpu_limit_us = (int64_t)th.cpu_ms * 1000;
+        int64_t wall_limit_ms = th.wall_ms;
+        uint32_t tightened = 0;
+        if (tight && th.factor > 0) {
+            int64_t t = (int64_t)th.floor_ms * 1000;
+            if ((int64_t)th.ref_tight_ms * 1000 > t)
+                t = (int64_t)th.ref_tight_ms * 1000;
+            if ((int64_t)th.factor * slowest_us > t)
+                t = (int64_t)th.factor * slowest_us;
+            if (t < cpu_limit_us) {
+                cpu_limit_us = t;
+                tightened = FLAG_TIGHT;
+                if (3 * t / 1000 + 1000 < wall_limit_ms)
+                    wall_limit_ms = 3 * t / 1000 + 1000;
+            }
+        }
+        if (wall_limit_ms < 1)
+            wall_limit_ms = 1;
+        if (c.full) { /* the kernel's backstop, in whole seconds */
+            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000);
+            if (c.lim[0] < 1)
+                c.lim[0] = 1;
+            c.lim[1] = c.lim[0] + 1;
+        }
         /* Fresh memory files for every test: a shared one would carry its times,
          * status flags and locks from one test to the next. The input is sealed,
          * so the program can neither change it nor keep memory in it. */
-        int failed = open_test_files(c.fds, in.data, h.len) != 0;
+        int failed = open_test_files(c.fds, in.data + sizeof th, h.len - sizeof th) != 0;
         memset(in.data, 0, h.len); /* the next child must not find this input */
         if (failed) {
             raise_step("test memfds");
@@ -1504,17 +1568,54 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             break;
         }
         struct result_block r = {0};
+        int64_t clock_us = -1;
+        r.flags |= tightened;
         int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
         if (pidfd >= 0) {
+            /* Sleep until the child ends, or until it could have used its CPU limit
+             * (its CPU time never runs ahead of the wall clock by more than its
+             * threads allow: the clock is read again then), or until the wall limit. */
+            /* the child's process CPU clock (the kernel's CPUCLOCK_SCHED of the pid:
+             * glibc's clock_getcpuclockid would first call clock_getres, which the
+             * zygote's filter refuses) */
+            clockid_t cpu_clock = (clockid_t)((~(unsigned)pid) << 3) | 2;
+            int have_clock = 1;
             struct pollfd p = {.fd = pidfd, .events = POLLIN};
-            int n;
-            do
-                n = poll(&p, 1, wall_ms);
-            while (n < 0 && errno == EINTR);
-            if (n == 0) {
-                kill(pid, SIGKILL);
-                r.flags |= FLAG_WALL_TIMEOUT;
+            int64_t wall_end = t0 + wall_limit_ms * 1000;
+            for (;;) {
+                int64_t left_ms = (wall_end - now_us() + 999) / 1000;
+                int64_t wait_ms = left_ms;
+                if (have_clock) {
+                    struct timespec ts;
+                    if (clock_gettime(cpu_clock, &ts) != 0) {
+                        have_clock = 0; /* the wall limit and RLIMIT_CPU still hold */
+                    } else {
+                        int64_t used = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                        if (used >= cpu_limit_us) {
+                            kill(pid, SIGKILL);
+                            r.flags |= FLAG_CPU_TIMEOUT;
+                            break;
+                        }
+                        if ((cpu_limit_us - used + 999) / 1000 < wait_ms)
+                            wait_ms = (cpu_limit_us - used + 999) / 1000;
+                    }
+                }
+                if (left_ms <= 0) {
+                    kill(pid, SIGKILL);
+                    r.flags |= FLAG_WALL_TIMEOUT;
+                    break;
+                }
+                int n = poll(&p, 1, (int)(wait_ms < 1 ? 1 : wait_ms));
+                if (n > 0 || (n < 0 && errno != EINTR))
+                    break;
             }
+            /* the child's CPU time by the scheduler's own clock, read before it is
+             * reaped: wait4's rusage has been seen to report up to ~30 % less for a
+             * child killed in a busy loop on a loaded host (the clock is what both
+             * the kill above and RLIMIT_CPU go by) */
+            struct timespec ts;
+            if (have_clock && clock_gettime(cpu_clock, &ts) == 0)
+                clock_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
             close(pidfd);
         }
         int status = 0;
@@ -1525,8 +1626,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         r.status = status;
         r.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
                    (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+        if (clock_us > r.cpu_us)
+            r.cpu_us = clock_us;
         r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
+        if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
+            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) || r.cpu_us > cpu_limit_us)
+            tight = 1; /* a timeout: the job's next tests on this zygote run tighter */
+        else if (r.cpu_us > slowest_us)
+            slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;
         if (cg_base >= 0) {
             long long peak = read_number(cg.peak);

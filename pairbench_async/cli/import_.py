@@ -107,6 +107,25 @@ def add_codeforces_arguments(p: argparse.ArgumentParser) -> None:
                    help="accept malformed rows (still reported) and exit 0")
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="sandbox worker processes (default: the number of cores)")
+    limits = p.add_argument_group(
+        "time limits (humaneval, feedbackeval; jsonl with --derive-limits): each test's CPU "
+        "limit is min(--time-limit, max(--time-floor, --time-factor x the reference's CPU time "
+        "on it)), the reference timed --time-runs times in the sandbox (median); the limit and "
+        "the time are written into each test, the rule into the instance's meta")
+    limits.add_argument("--derive-limits", action=argparse.BooleanOptionalAction, default=None,
+                        help="derive per-test limits (default: yes for humaneval and "
+                        "feedbackeval, no for jsonl; codeforces keeps each problem's limit)")
+    limits.add_argument("--time-limit", type=_number, default=3.0, metavar="S",
+                        help="CPU seconds per test: the cap of derived limits, or every "
+                        "test's limit with --no-derive-limits (default 3; jsonl: each "
+                        "instance's own limit is the cap)")
+    limits.add_argument("--time-floor", type=_number, default=1.0, metavar="S",
+                        help="the least derived limit, in CPU seconds (default 1, as EvalPlus)")
+    limits.add_argument("--time-factor", type=_number, default=4.0, metavar="F",
+                        help="times the reference's CPU time (default 4, as EvalPlus)")
+    limits.add_argument("--time-runs", type=_positive_int, default=3, metavar="N",
+                        help="timed runs of the reference per test; the median counts "
+                        "(default 3)")
 
 
 def options_from_args(args: argparse.Namespace) -> ImportOptions:
@@ -117,8 +136,12 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
     for name in ("min_tests", "pass_rate", "loc", "min_complexity"):
         if getattr(args, name) is not None:
             filters[name] = getattr(args, name)
+    timing: dict[str, Any] = {}
+    for name in ("derive_limits", "time_limit", "time_floor", "time_factor", "time_runs"):
+        if getattr(args, name, None) is not None:  # build-dataset has none of these
+            timing[name] = getattr(args, name)
     return ImportOptions(humaneval=getattr(args, "humaneval", None), workers=args.workers,
-                         skip_invalid=args.skip_invalid, **filters)
+                         skip_invalid=args.skip_invalid, **filters, **timing)
 
 
 async def run_import(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ __all__ = ["add_run_arguments", "error_summary", "render_errors", "run_command",
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", nargs="+", metavar="PATH", help="instance files (default: bundled fixtures)")
     p.add_argument("--candidate", nargs="+", metavar="SPEC",
-                   help="candidate models: sim:SKILL[?latency=S], openai:MODEL[@URL], replay:PATH "
+                   help="candidate models: sim:SKILL[?latency=S][&loop=P], openai:MODEL[@URL], replay:PATH "
                    "(default: sim:0.3 sim:0.8)")
     p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
     p.add_argument("--validator-model", metavar="SPEC", default=None,

@@ -91,6 +91,12 @@ class Test(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_field
     args: list[Any] | None = None
     kwargs: dict[str, Any] | None = None
     expected: Any | msgspec.UnsetType = msgspec.UNSET
+    #: This test's CPU limit in seconds, when an importer derived one from the
+    #: reference's time; None (absent from the file): the instance's ``time_limit``.
+    time_limit: float | None = None
+    #: The reference's CPU time on this test in milliseconds, as measured when the
+    #: limit was derived (the sandbox's loop rule reads it); None: not measured.
+    ref_ms: float | None = None
 
     __test__ = False  # not a pytest test class, despite the name
 

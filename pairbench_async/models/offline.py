@@ -50,7 +50,8 @@ def _number(text: str, what: str, spec: str) -> float:
 
 
 def parse_offline_spec(spec: str) -> SimCandidate | RulesFeedback:
-    """The offline model of ``sim:SKILL``, ``sim:SKILL?latency=SECONDS`` or ``rules``."""
+    """The offline model of ``sim:SKILL``, ``sim:SKILL?latency=SECONDS&loop=P`` (either
+    option alone too) or ``rules``."""
     text = spec.strip()
     if text == "rules":
         return RulesFeedback()
@@ -58,21 +59,26 @@ def parse_offline_spec(spec: str) -> SimCandidate | RulesFeedback:
     if scheme == "rules":
         raise ConfigError(f"model spec {spec!r}: 'rules' takes no options")
     if scheme != "sim" or not colon:
-        raise ConfigError(f"model spec {spec!r}: expected sim:SKILL[?latency=SECONDS] or rules")
+        raise ConfigError(f"model spec {spec!r}: expected sim:SKILL[?latency=SECONDS][&loop=P] or rules")
     body, _, query = rest.partition("?")
     skill = _number(body, "skill", spec)
     if not 0.0 <= skill <= 1.0:
         raise ConfigError(f"model spec {spec!r}: skill must be in [0, 1]")
-    latency = 0.0
+    latency = loop = 0.0
     seen: set[str] = set()
     for part in query.split("&") if query else ():
         key, equals, value = part.partition("=")
-        if key != "latency" or not equals or key in seen:
+        if key not in ("latency", "loop") or not equals or key in seen:
             raise ConfigError(f"model spec {spec!r}: unknown or repeated option {part!r}")
         seen.add(key)
+        if key == "loop":
+            loop = _number(value, "loop", spec)
+            if not 0.0 <= loop <= 1.0:
+                raise ConfigError(f"model spec {spec!r}: loop must be a probability in [0, 1]")
+            continue
         latency = _number(value, "latency", spec)
         if not 0.0 <= latency <= MAX_LATENCY:
             raise ConfigError(
                 f"model spec {spec!r}: latency must be in [0, {MAX_LATENCY:g}] seconds"
             )
-    return SimCandidate(skill, latency=latency, name=text)
+    return SimCandidate(skill, latency=latency, loop=loop, name=text)

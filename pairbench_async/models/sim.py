@@ -1,6 +1,6 @@
 """The seeded simulated candidate ``sim:SKILL``.
 
-**sim:SKILL[?latency=S]** (``SimCandidate``), SKILL in [0, 1]. One call = one revision:
+**sim:SKILL[?latency=S][&loop=P]** (``SimCandidate``), SKILL in [0, 1]. One call = one revision:
 
 1. ``context.program`` and ``context.instance.reference`` are split into lines and
    diffed with ``difflib.SequenceMatcher(autojunk=False)``; every non-equal opcode is a
@@ -26,6 +26,11 @@ full program in a fenced python block (so the code-extraction path is exercised)
 ``?latency=S`` sleeps ``S * jitter`` seconds, jitter uniform in [0.8, 1.2] from a
 second seeded generator; ``latency_ms`` reports that simulated delay, not the wall
 clock, so records stay identical across runs.
+``?loop=P`` (P in [0, 1]) makes a revision a looping program with probability P, drawn
+from a third seeded generator: ``LOOP_LINE`` (``while True: pass``) first, so every test
+of it runs to its time limit. The next call revises the program without that line, so
+apart from the looping turns a trajectory is the one without ``?loop`` (the workload of
+``bench.loop_sweep``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from ..protocol.prompts import fenced
 
 __all__ = [
     "LEVEL_FACTORS",
+    "LOOP_LINE",
     "MAX_LATENCY",
     "REGRESSION_RATE",
     "TARGET_FACTOR",
@@ -109,9 +115,13 @@ def _check_latency(latency: float) -> float:
 class SimCandidate:
     """The seeded simulated candidate ``sim:SKILL``; see the module docstring."""
 
-    def __init__(self, skill: float, *, latency: float = 0.0, name: str | None = None) -> None:
+    def __init__(self, skill: float, *, latency: float = 0.0, loop: float = 0.0,
+                 name: str | None = None) -> None:
         self.skill = _check_skill(skill)
         self.latency = _check_latency(latency)
+        if not (isinstance(loop, (int, float)) and 0.0 <= loop <= 1.0):
+            raise ConfigError(f"sim loop must be a probability in [0, 1], got {loop!r}")
+        self.loop = float(loop)
         self.name = name if name is not None else f"sim:{self.skill:g}"
         #: The name without options: what seeds the draws.
         self.key = self.name.split("?", 1)[0]
@@ -130,7 +140,8 @@ class SimCandidate:
         return found
 
     def __repr__(self) -> str:
-        return f"SimCandidate(skill={self.skill}, latency={self.latency}, name={self.name!r})"
+        return (f"SimCandidate(skill={self.skill}, latency={self.latency}, loop={self.loop}, "
+                f"name={self.name!r})")
 
     def revise(self, context: TurnContext) -> SimRevision:
         """The revised program for ``context`` (pure and deterministic)."""
@@ -138,14 +149,17 @@ class SimCandidate:
             stable_seed("sim", context.seed, context.turn, context.instance.id, self.key)
         )
         reference = context.instance.reference.splitlines()
-        current = context.program.splitlines()
+        # a loop this candidate wrote in an earlier turn is gone again: only the turns
+        # drawn below loop, and every other program is the one sim:SKILL would write
+        program = _without_loop(context.program)
+        current = program.splitlines()
         factor = LEVEL_FACTORS.get(context.level)
         if factor is None:
             raise ConfigError(f"hint level must be None or 1..6, got {context.level!r}")
         targets = set(context.target_lines)
         out: list[str] = []
         hunks = applied = 0
-        for tag, i1, i2, j1, j2 in self._diff(context.program, context.instance.reference):
+        for tag, i1, i2, j1, j2 in self._diff(program, context.instance.reference):
             if tag == "equal":
                 out.extend(current[i1:i2])
                 continue
@@ -160,7 +174,12 @@ class SimCandidate:
         regression: Regression = ""
         if rng.random() < REGRESSION_RATE * (1.0 - self.skill):
             out, regression = _regress(out, reference, context.instance.buggy.splitlines(), rng)
-        return SimRevision(program=_text(out), hunks=hunks, applied=applied, regression=regression)
+        text = _text(out)
+        if self.loop > 0 and random.Random(
+                stable_seed("loop", context.seed, context.turn, context.instance.id, self.key)
+        ).random() < self.loop:
+            text = LOOP_LINE + text
+        return SimRevision(program=text, hunks=hunks, applied=applied, regression=regression)
 
     async def complete(
         self,
@@ -204,6 +223,15 @@ class SimCandidate:
     async def aclose(self) -> None:
         """Mark the model closed; nothing else is held."""
         self._closed = True
+
+
+#: What ``?loop=P`` puts first in a looping revision: every test of it runs until its
+#: time limit (the module's first statement, before any input is read).
+LOOP_LINE: Final = "while True:  # sim: loop\n    pass\n"
+
+
+def _without_loop(program: str) -> str:
+    return program[len(LOOP_LINE):] if program.startswith(LOOP_LINE) else program
 
 
 def _regress(

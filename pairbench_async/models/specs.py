@@ -1,6 +1,6 @@
 """Model specs to model clients, and the TOML model config.
 
-Specs: ``openai:MODEL`` / ``openai:MODEL@BASE_URL`` (HTTP), ``sim:SKILL[?latency=S]``
+Specs: ``openai:MODEL`` / ``openai:MODEL@BASE_URL`` (HTTP), ``sim:SKILL[?latency=S][&loop=P]``
 and ``rules`` (built-in offline models), ``replay:PATH`` (answers recorded in a
 previous run's ``records.jsonl``, for re-scoring without any endpoint).
 

@@ -52,3 +52,10 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: Seconds on top of a test's wall limit within which its RESULT must follow
     #: the previous frame; a worker that misses it (frozen, wedged) is killed.
     result_grace: float = 5.0
+    #: The loop rule (see SandboxPool.run): once a test of a call timed out, the
+    #: call's later tests run under min(own limit, max(loop_floor, loop_factor x the
+    #: reference's time on the test, loop_factor x the slowest test of the call that
+    #: finished)) of CPU. 0 turns the rule off (every test runs to its own limit).
+    loop_factor: int = 10
+    #: Seconds of CPU: the least limit the loop rule gives a test.
+    loop_floor: float = 0.01

@@ -11,28 +11,87 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import marshal
-from collections.abc import Sequence
+import math
+import struct
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import msgspec
 
-from ..core.types import Checker, Limits, Program, Test, TestResult
+from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 
-__all__ = ["_ARGS", "_Chunk", "_Job", "_test_input"]
+__all__ = ["_ARGS", "_Chunk", "_Job", "_LoopRule", "_TEST_HEAD", "_test_input"]
 
 _FILENAME = "solution.py"
 _ARGS = msgspec.json.Encoder()
+#: The head of a TEST frame's payload, before the input (sandbox/confine.c's struct
+#: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
+#: factor x the reference's time (ms, 0: unknown), its floor (ms) and factor (0: off),
+#: flags (1: a test of the job already timed out).
+_TEST_HEAD = struct.Struct("<IIIIIIB")
+_START_TIGHT = 1
+_U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
+_serials = itertools.count(1)
+
+
+class _LoopRule(NamedTuple):
+    """The loop rule's parameters (SandboxConfig.loop_factor and loop_floor)."""
+
+    factor: int = 10
+    floor: float = 0.01
+
+
+def _ms(seconds: float) -> int:
+    return min(_U32, max(1, math.ceil(seconds * 1000)))
+
+
+def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
+    """A test's own CPU and wall limits (seconds): its ``time_limit`` when it has
+    one, else the call's; the wall is the call's ``wall_limit`` or 3 x CPU + 1 s."""
+    cpu = test.time_limit if test.time_limit is not None else limits.time_limit
+    wall = limits.wall_limit if limits.wall_limit is not None else 3 * cpu + 1
+    return cpu, wall
+
+
+def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: _LoopRule) -> float:
+    """The loop rule's CPU limit (seconds) of a test whose full limit is ``cpu``, once
+    a test of the same call timed out: min(cpu, max(floor, factor x ref, factor x the
+    slowest test of the call that finished)). The zygote applies it (confine.c);
+    this is its statement in Python, for the tests and the documentation."""
+    if rule.factor <= 0:
+        return cpu
+    ref = math.ceil(rule.factor * ref_ms) / 1000 if ref_ms else 0.0
+    return min(cpu, max(rule.floor, ref, rule.factor * slowest_ms / 1000))
 
 
 class _Job:
-    __slots__ = ("checker", "done", "error", "hash", "limits", "payload", "program", "remaining",
-                 "results", "tests", "trace")
+    __slots__ = ("checker", "done", "error", "hash", "heads", "held", "limits", "max_wall",
+                 "on_first", "payload", "program", "remaining", "results", "serial", "tests",
+                 "timed_out", "trace")
 
     def __init__(self, program: Program, tests: Sequence[Test], limits: Limits, checker: Checker,
-                 trace: bool) -> None:
+                 trace: bool, rule: _LoopRule = _LoopRule()) -> None:
         self.program = program
         self.tests = list(tests)
         self.limits = limits
+        self.serial = next(_serials) & 0xFFFFFFFF
+        #: chunks the pool queues only once the job's first result is in (pool.run)
+        self.held: list[_Chunk] = []
+        self.on_first: Callable[[_Job], None] | None = None
+        #: a test of this job timed out: chunks sent from now on start under the loop rule
+        self.timed_out = False
+        own = [test_limits(t, limits) for t in self.tests]
+        self.max_wall = max((wall for _, wall in own), default=limits.wall_seconds)
+        floor_ms = min(_U32, max(0, math.ceil(rule.floor * 1000)))
+        factor = max(0, int(rule.factor))
+        #: each test's TEST head but its flags
+        self.heads = [
+            (self.serial, _ms(cpu), _ms(wall),
+             min(_U32, math.ceil(factor * t.ref_ms)) if t.ref_ms and factor else 0,
+             floor_ms, factor)
+            for t, (cpu, wall) in zip(self.tests, own, strict=True)]
         self.checker = checker
         self.trace = trace
         self.results: list[TestResult | None] = [None] * len(self.tests)
@@ -52,6 +111,10 @@ class _Job:
         self.hash = hashlib.blake2b(self.payload, digest_size=16).digest()
 
     def finish(self, index: int, result: TestResult) -> None:
+        if result.verdict is Verdict.TLE:
+            self.timed_out = True
+        if self.held and self.on_first is not None:
+            self.on_first(self)
         if self.results[index] is None:
             self.results[index] = result
             self.remaining -= 1
@@ -68,7 +131,10 @@ class _Chunk:
         self.attempt = attempt
 
 
-def _test_input(job: _Job, test: Test) -> bytes:
+def _test_input(job: _Job, index: int) -> bytes:
+    """The payload of test ``index``'s TEST frame: its head (limits), then its input."""
+    test = job.tests[index]
+    head = _TEST_HEAD.pack(*job.heads[index], _START_TIGHT if job.timed_out else 0)
     if job.program.kind == "call":
-        return _ARGS.encode([test.args or [], test.kwargs or {}])
-    return (test.input or "").encode()
+        return head + _ARGS.encode([test.args or [], test.kwargs or {}])
+    return head + (test.input or "").encode()

@@ -58,7 +58,7 @@ from .host import (
     confinement_report,
 )
 from .interface import SandboxStatistics
-from .jobs import _Chunk, _Job
+from .jobs import _Chunk, _Job, _LoopRule
 from .process import _start_worker, _Worker, _WorkerDied, _WorkerTimeout
 from .results import _compile_failure
 
@@ -104,6 +104,7 @@ class SandboxPool:
         self._last_error: str | None = None
         self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
         self._static: _HostPaths | None = None
+        self._holding: set[_Job] = set()  # jobs with chunks held back until a first result
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -205,6 +206,10 @@ class SandboxPool:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await asyncio.gather(*(w.stop() for w in self._workers if w is not None))
+        for job in list(self._holding):
+            self._queue.extend(job.held)
+            job.held = []
+        self._holding.clear()
         while self._queue:
             chunk = self._queue.popleft()
             for i in chunk.indices:
@@ -255,6 +260,25 @@ class SandboxPool:
 
         The program's own failures are verdicts; only a pool that is closed or
         cannot start raises (:class:`SandboxError`).
+
+        Limits: a test's CPU limit is its ``time_limit`` when it has one, else
+        ``limits.time_limit``; its wall limit ``limits.wall_limit``, else 3 x CPU + 1 s.
+
+        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``): once a test of
+        this call timed out, every later test of the call runs under
+
+            min(own limit, max(loop_floor, loop_factor x test.ref_ms,
+                               loop_factor x the slowest test of the call that finished))
+
+        of CPU (and at most 3 x that + 1 s of wall). "Later" is in each worker's order:
+        the job's first chunk runs alone until its first result is in, then the other
+        chunks are queued, starting under the rule if a test already timed out; a worker
+        also applies it after a timeout of its own. So a verdict differs from running
+        every test to its own limit only for a test, run after a timeout in this call,
+        that the program would finish only beyond that bound: it is TLE instead. With
+        ``loop_factor`` 10 and a measured ``ref_ms``, that is a test needing more than
+        10 x its reference's CPU time; a program that never times out gets exactly the
+        verdicts of its own limits. ``loop_factor=0`` runs every test to its own limit.
         """
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
@@ -276,10 +300,24 @@ class SandboxPool:
                 text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
                         f"sandbox's limit of {self.config.max_source_bytes}")
                 return [_compile_failure(t, text) for t in tests]
-            job = _Job(program, tests, limits, checker, trace)
-            size = max(1, min(self.config.chunk, -(-len(job.tests) // self._n)))
-            for start in range(0, len(job.tests), size):
-                self._queue.append(_Chunk(job, list(range(start, min(start + size, len(job.tests))))))
+            job = _Job(program, tests, limits, checker, trace,
+                       _LoopRule(self.config.loop_factor, self.config.loop_floor))
+            # Spread a job over the workers that are idle now; with none idle (other jobs
+            # queued), keep it whole: one zygote per program instead of one per worker
+            # (a load and a compile each), and a looping program's first full-limit
+            # timeout happens once, not on every worker at once.
+            idle = sum(b is None for b in self._busy) - len(self._queue)
+            size = max(1, min(self.config.chunk, -(-len(job.tests) // max(1, min(idle, self._n)))))
+            chunks = [_Chunk(job, list(range(start, min(start + size, len(job.tests)))))
+                      for start in range(0, len(job.tests), size)]
+            # The job's other chunks wait for its first result (one test's time, ~2 ms for
+            # most programs): a program that loops on its first test then times out
+            # once at its full limit, and the other workers start under the loop rule.
+            self._queue.append(chunks[0])
+            if len(chunks) > 1:
+                job.held = chunks[1:]
+                job.on_first = self._release
+                self._holding.add(job)
             async with self._wakeup:
                 self._wakeup.notify_all()
             await asyncio.shield(job.done)
@@ -287,6 +325,18 @@ class SandboxPool:
             return [r for r in job.results if r is not None]
         finally:
             self._admit.release()
+
+    def _release(self, job: _Job) -> None:
+        """Queue the chunks ``job`` held back until its first result (see ``run``)."""
+        held, job.held = job.held, []
+        self._holding.discard(job)
+        self._queue.extend(held)
+        asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        assert self._wakeup is not None
+        async with self._wakeup:
+            self._wakeup.notify_all()
 
     # -- workers -----------------------------------------------------------
 

@@ -205,7 +205,7 @@ class _Worker:
             if job.results[i] is not None:
                 continue
             try:
-                data = _test_input(job, job.tests[i])
+                data = _test_input(job, i)
             except Exception as exc:  # the test's own arguments cannot be encoded
                 job.finish(i, fault(job.tests[i], f"test input: {exc}"))
                 continue
@@ -214,7 +214,7 @@ class _Worker:
         # No drain: the transport sends the inputs while results come back. Waiting
         # for them all to be written first could deadlock (large inputs and outputs)
         # and would count every earlier test's run time against the first deadline.
-        step = job.limits.wall_seconds + result_grace
+        step = job.max_wall + result_grace
         deadline.reschedule(loop.time() + step)
         while pending:
             try:

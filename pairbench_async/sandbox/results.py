@@ -43,7 +43,7 @@ __all__ = [
 #: left in scratch and its output files (kB), then the lengths of stdout, stderr, report and
 #: fault text.
 _RESULT = struct.Struct("<iIqqqqqqIIII")
-_FLAG_WALL_TIMEOUT, _FLAG_CONFINED, _FLAG_OOM = 1, 2, 4
+_FLAG_WALL_TIMEOUT, _FLAG_CONFINED, _FLAG_OOM, _FLAG_CPU_TIMEOUT, _FLAG_TIGHT = 1, 2, 4, 8, 16
 _CHANNEL = msgspec.json.Decoder()
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
@@ -256,14 +256,16 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
     signaled = os.WIFSIGNALED(status)
     sig = os.WTERMSIG(status) if signaled else 0
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
-    cpu_limit_ms = limits.time_limit * 1000
+    cpu_limit_ms = (test.time_limit if test.time_limit is not None else limits.time_limit) * 1000
 
     def result(verdict: Verdict, **kw: Any) -> TestResult:
         return TestResult(verdict=verdict, lines=lines, **common, **kw)
 
     if flags & _FLAG_WALL_TIMEOUT:
         return result(Verdict.TLE, timeout="wall")
-    if cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
+    # killed at its CPU limit by the zygote (the test's own, or the loop rule's: see
+    # pool.py), past the test's own limit, or by the kernel's backstop
+    if flags & _FLAG_CPU_TIMEOUT or cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
         return result(Verdict.TLE, timeout="cpu")
     if len(raw_out) > limits.output_limit:
         return result(Verdict.OLE)

@@ -72,6 +72,15 @@ HEADER = struct.Struct("<BI")
 
 
 STDERR_TAIL = 4096
+#: Compiled once by the worker before its first zygote (main): common syntax.
+WARM_UP = (
+    "import sys\nfrom typing import List\n"
+    "class A:\n    x: int = 1\n    def f(self, a, *b, c=2, **d):\n        return self.x\n"
+    "def g(n: List[int]) -> int:\n    s = [i * 2 for i in n if i]\n    t = {i: j for i, j in zip(s, s)}\n"
+    "    try:\n        with open('x') as f:\n            pass\n    except (OSError, ValueError) as e:\n"
+    "        raise RuntimeError(f'{e!r} {n[0]:>3}') from e\n    finally:\n        pass\n"
+    "    while n and not t:\n        n = n[1:]\n    return sum(x for x in s) + (lambda y: y)(1) if s else -1\n"
+)
 COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
 EXIT_COMPILE_CPU = 124  # the zygote's status when its compile ran out of CPU (confine.c)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
@@ -774,7 +783,8 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         cfg.nproc if full and cfg.uid >= 0 else 0,
         cfg.stack_mb * 1024 * 1024 if full else 0,
     )
-    wall_ms = min(max(1, int(prog.wall_limit * 1000)), 2**31 - 1)  # a C int; ~24 days
+    # (each test's CPU and wall limits come with it, in its TEST frame's head: the
+    # RLIMIT_CPU above is replaced per test)
     # uid and ruleset -1: the zygote already runs as the sandbox uid inside the
     # Landlock domain, which the child inherits; nesting the same ruleset again
     # would copy its ~200 rules on every fork (~12 % of a trivial test's cost)
@@ -783,7 +793,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
                       cgroup["stat"], prog.memory)
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
-                         hs_w, hs_r, full, wall_ms, prog.output_limit + 1, STDERR_TAIL,
+                         hs_w, hs_r, full, prog.output_limit + 1, STDERR_TAIL,
                          CHANNEL_CAP, base_kb, cfg.scratch, accounting)
     if what == 1:  # the confined child
         status = 70
@@ -987,6 +997,9 @@ def main():
     except BaseException as exc:
         send(fout, OP_FATAL, f"worker set-up failed: {type(exc).__name__}: {exc}".encode())
         os._exit(2)
+    # The parser and compiler set themselves up at their first use (~1 ms): once here,
+    # not once in every program's zygote (a fixed text of ours, no program's)
+    compile(WARM_UP, "<warm-up>", "exec", dont_inherit=True)
     report["rss_kb"] = statm()[1]
     report["modules"] = len(sys.modules)
     report["threading"] = "threading" in sys.modules

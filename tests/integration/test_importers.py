@@ -117,6 +117,12 @@ async def test_all_164_humaneval_tasks_split_and_their_references_pass(
     assert by_id["HumanEval/32"].problem == he["HumanEval/32"]["prompt"]
 
 
+
+
+def without_limits(test: Test) -> Test:
+    """``test`` without the limit an importer derived for it (checked on its own)."""
+    return msgspec.structs.replace(test, time_limit=None, ref_ms=None)
+
 # -- HumanEval, the sample's hazards -------------------------------------------------------
 
 
@@ -144,15 +150,23 @@ async def test_humaneval_sample_reports_every_problem_and_keeps_the_rest(
     assert sorted(instances) == ["Sample/0", "Sample/1", "Sample/2", "Sample/3"]
 
     add = instances["Sample/0"]
+    # every test has a limit derived from the reference's measured time (a test of its
+    # own below), recorded with the rule's parameters
+    for inst in instances.values():
+        assert all(t.ref_ms is not None and 0 < t.ref_ms < 1000 for t in inst.tests)
+        assert all(t.time_limit == 1.0 for t in inst.tests)  # max(1 s, 4 x ~1 ms)
+        assert inst.time_limit == 1.0
+        assert inst.meta["limits"] == {"rule": "max(floor, factor x ref)", "floor": 1.0,
+                                       "factor": 4.0, "runs": 3, "cap": 3.0}
     # a repeated call is kept once; kwargs and big integers survive JSON
-    assert add.tests == [
+    assert [without_limits(t) for t in add.tests] == [
         Test(id="001", args=[2, 3], expected=5),
         Test(id="002", args=[-1, 1], expected=0),
         Test(id="003", args=[7], kwargs={"b": 5}, expected=12),
         Test(id="004", args=[10**20, 1], expected=10**20 + 1),
     ]
     assert add.kind == "call" and add.entry_point == "add" and add.checker == EXACT
-    assert (add.time_limit, add.memory_limit_mb) == (3.0, 256)
+    assert add.memory_limit_mb == 256
     assert add.reference.endswith("    return a + b\n") and add.problem.startswith("def add(")
     assert add.buggy.endswith('    raise NotImplementedError("write the body of this function")\n')
     assert report.counts["calls repeated (kept once)"] == 1
@@ -160,7 +174,7 @@ async def test_humaneval_sample_reports_every_problem_and_keeps_the_rest(
     mean = instances["Sample/1"]
     assert mean.checker == TOLERANT and len(mean.tests) == 21
     # arguments are recorded before the call (the reference sorts them in place)
-    assert instances["Sample/2"].tests[0] == Test(id="001", args=[["fgh", "cde"]],
+    assert without_limits(instances["Sample/2"].tests[0]) == Test(id="001", args=[["fgh", "cde"]],
                                                   expected=["abc", "xyz"])
     # a tuple result compares as a list, None is a value; the expected exception is left out
     assert [(t.args, t.expected) for t in instances["Sample/3"].tests] == [
@@ -255,7 +269,13 @@ async def test_feedbackeval_sample(tmp_path: Path, pool: SandboxPool) -> None:
     assert instances["Sample/1:1"].feedback["human"] == "Do not round the result."
     assert instances["Sample/1:1"].checker == TOLERANT
     assert instances["Sample/0:1"].meta == {"task_id": "Sample/0", "false_result": 1,
-                                            "buggy_pass_rate": 0.75}
+                                            "buggy_pass_rate": 0.75,
+                                            "limits": {"rule": "max(floor, factor x ref)",
+                                                       "floor": 1.0, "factor": 4.0, "runs": 3,
+                                                       "cap": 3.0}}
+    # every erroneous program of a task gets the per-test limits its reference measured
+    assert instances["Sample/0:0"].tests == instances["Sample/0:1"].tests
+    assert all(t.time_limit == 1.0 and t.ref_ms for i in instances.values() for t in i.tests)
     assert [t.id for t in instances["Sample/0:0"].tests] == ["001", "002", "003", "004"]
     for inst in instances.values():
         verdicts = await run_all(pool, inst, inst.buggy)

@@ -85,6 +85,12 @@ def check_options(fmt: str, options: ImportOptions) -> None:
     if not 0 < options.time_limit <= 60 or not 16 <= options.memory_limit_mb <= 16384:
         raise ConfigError("time_limit must be in (0, 60] seconds and "
                           "memory_limit_mb in [16, 16384]")
+    if not (0 < options.time_floor <= options.time_limit and 0 < options.time_factor <= 1000
+            and 1 <= options.time_runs <= 20):
+        raise ConfigError("time_floor must be in (0, time_limit], time_factor in (0, 1000] "
+                          "and time_runs in [1, 20]")
+    if options.derive_limits and fmt == "codeforces":
+        raise ConfigError("codeforces keeps each problem's own time limit: no --derive-limits")
 
 
 async def import_dataset(fmt: str, sources: Sequence[str | os.PathLike[str]],

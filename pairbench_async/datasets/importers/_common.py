@@ -72,11 +72,21 @@ class ImportOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     workers: int | None = None
     #: Accept malformed rows (they are still reported); else the CLI exits 2.
     skip_invalid: bool = False
-    #: Limits of imported call-kind instances (HumanEval, FeedbackEval).
+    #: Limits of imported call-kind instances (HumanEval, FeedbackEval). With derived
+    #: limits, ``time_limit`` is their cap.
     time_limit: float = 3.0
     memory_limit_mb: int = 256
     #: OK submissions tried as a codeforces reference, most similar to the buggy first.
     reference_candidates: int = 3
+    #: Derive per-test CPU limits from the reference's measured time (``_limits``):
+    #: None is the format's default (humaneval and feedbackeval: yes; jsonl: no;
+    #: codeforces keeps the problem's limit).
+    derive_limits: bool | None = None
+    #: The derived limit: min(time_limit, max(time_floor, time_factor x reference's
+    #: CPU time)), the reference timed ``time_runs`` times (median).
+    time_floor: float = 1.0
+    time_factor: float = 4.0
+    time_runs: int = 3
 
     @property
     def call_limits(self) -> Limits:

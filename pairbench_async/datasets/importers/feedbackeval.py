@@ -43,11 +43,14 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from ...core.errors import ConfigError, DatasetError
 from ...core.types import Instance, Program, Test
 from ...sandbox.pool import SandboxPool
 from ._common import ImportOptions, ImportReport, get_field, read_jsonl, run_program
-from ._record_calls import SplitOutcome, prepare_test_source, split_check
+from ._limits import limits_meta, measure_reference, with_limits
+from ._record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
 from .humaneval import HumanEvalTask, read_humaneval, record_split_counts
 
 __all__ = ["FEEDBACK_FIELDS", "import_feedbackeval"]
@@ -151,9 +154,10 @@ def _read_rows(path: str, report: ImportReport) -> list[_Row]:
 
 
 async def _pass_rate(pool: SandboxPool, task: HumanEvalTask, outcome: SplitOutcome, code: str,
-                     options: ImportOptions) -> float:
+                     options: ImportOptions, tests: Sequence[Test]) -> float:
+    """The share of ``tests`` (with their derived limits, if any) the program passes."""
     program = Program(source=code, kind="call", entry_point=task.entry_point)
-    results = await run_program(pool, program, outcome.tests, options.call_limits, outcome.checker)
+    results = await run_program(pool, program, tests, options.call_limits, outcome.checker)
     return sum(r.passed for r in results) / len(results)
 
 
@@ -191,9 +195,34 @@ async def import_feedbackeval(sources: Sequence[str], options: ImportOptions, po
         split_check(pool, task.reference, test, task.entry_point, options.call_limits)
         for _, task, test in rows))
 
+    # one measurement of the reference per task: every erroneous program of a task
+    # gets the same per-test limits
+    derive = options.derive_limits is not False
+    timings = await asyncio.gather(*(
+        measure_reference(pool, Program(source=task.reference, kind="call",
+                                        entry_point=task.entry_point),
+                          outcome.tests, options.call_limits, outcome.checker, options.time_runs)
+        if derive and outcome.failure is None else _none()
+        for (_, task, _), outcome in zip(rows, outcomes, strict=True)))
+    limits_of: dict[str, tuple[list[Test], float, dict[str, Any]]] = {}
+
     pending: list[tuple[_Row, HumanEvalTask, SplitOutcome, _Program]] = []
-    for (row, task, _), outcome in zip(rows, outcomes, strict=True):
+    for (row, task, _), outcome, ref_ms in zip(rows, outcomes, timings, strict=True):
         record_split_counts(report, outcome)
+        if outcome.failure is None and derive and ref_ms is None:
+            outcome = msgspec.structs.replace(
+                outcome, failure=INVALID_SPLIT,
+                detail="the reference failed a test while its time was measured")
+        if outcome.failure is None:
+            if ref_ms is None:
+                limits_of[row.task_id] = (outcome.tests, options.time_limit, {})
+            else:
+                tests = with_limits(outcome.tests, ref_ms, options.time_floor,
+                                    options.time_factor, options.time_limit)
+                limits_of[row.task_id] = (
+                    tests, max(t.time_limit or 0.0 for t in tests),
+                    {"limits": limits_meta(options.time_floor, options.time_factor,
+                                           options.time_runs, options.time_limit)})
         if outcome.failure is not None:
             report.skip(outcome.failure, f"{row.path}:{row.line}: {row.task_id}: {outcome.detail}",
                         len(row.programs))
@@ -201,8 +230,8 @@ async def import_feedbackeval(sources: Sequence[str], options: ImportOptions, po
         pending.extend((row, task, outcome, p) for p in row.programs)
 
     rates = await asyncio.gather(*(
-        _pass_rate(pool, task, outcome, program.code, options)
-        for _, task, outcome, program in pending))
+        _pass_rate(pool, task, outcome, program.code, options, limits_of[row.task_id][0])
+        for row, task, outcome, program in pending))
 
     instances: list[Instance] = []
     for (row, task, outcome, program), rate in zip(pending, rates, strict=True):
@@ -211,7 +240,7 @@ async def import_feedbackeval(sources: Sequence[str], options: ImportOptions, po
                         f"{row.path}:{row.line}: {row.task_id} false_results[{program.index}]")
             continue
         report.count("tests", len(outcome.tests))
-        tests: list[Test] = outcome.tests
+        tests, time_limit, meta = limits_of[row.task_id]
         instances.append(Instance(
             id=f"{row.task_id}:{program.index}",
             problem=task.prompt,
@@ -220,13 +249,17 @@ async def import_feedbackeval(sources: Sequence[str], options: ImportOptions, po
             tests=tests,
             kind="call",
             entry_point=task.entry_point,
-            time_limit=options.time_limit,
+            time_limit=time_limit,
             memory_limit_mb=options.memory_limit_mb,
             checker=outcome.checker,
             source="feedbackeval",
             tags=[program.origin] if program.origin else [],
             feedback=program.feedback,
             meta={"task_id": row.task_id, "false_result": program.index,
-                  "buggy_pass_rate": round(rate, 6)},
+                  "buggy_pass_rate": round(rate, 6), **meta},
         ))
     return instances
+
+
+async def _none() -> None:
+    return None

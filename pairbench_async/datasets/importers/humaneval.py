@@ -23,11 +23,14 @@ import ast
 import asyncio
 from collections.abc import Sequence
 
+import msgspec
+
 from ...core.errors import DatasetError
-from ...core.types import Instance
+from ...core.types import Instance, Program
 from ...sandbox.pool import SandboxPool
 from ._common import ImportOptions, ImportReport, get_field, read_jsonl
-from ._record_calls import SplitOutcome, prepare_test_source, split_check
+from ._limits import limits_meta, measure_reference, with_limits
+from ._record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
 
 __all__ = ["HumanEvalTask", "blank_program", "import_humaneval", "read_humaneval"]
 
@@ -158,26 +161,49 @@ async def import_humaneval(sources: Sequence[str], options: ImportOptions, pool:
         split_check(pool, task.reference, test, task.entry_point, limits)
         for task, test, _ in prepared))
 
+    derive = options.derive_limits is not False
+    timings = await asyncio.gather(*(
+        measure_reference(pool, Program(source=task.reference, kind="call",
+                                        entry_point=task.entry_point),
+                          outcome.tests, limits, outcome.checker, options.time_runs)
+        if derive and outcome.failure is None else _none()
+        for (task, _, _), outcome in zip(prepared, outcomes, strict=True)))
+
     instances: list[Instance] = []
-    for (task, _, buggy), outcome in zip(prepared, outcomes, strict=True):
+    for (task, _, buggy), outcome, ref_ms in zip(prepared, outcomes, timings, strict=True):
         record_split_counts(report, outcome)
+        if outcome.failure is None and derive and ref_ms is None:
+            outcome = msgspec.structs.replace(
+                outcome, failure=INVALID_SPLIT,
+                detail="the reference failed a test while its time was measured")
         if outcome.failure is not None:
             report.skip(outcome.failure,
                         f"{task.path}:{task.line}: {task.task_id}: {outcome.detail}")
             continue
         report.count("tests", len(outcome.tests))
+        tests, time_limit, meta = outcome.tests, options.time_limit, {}
+        if ref_ms is not None:
+            tests = with_limits(tests, ref_ms, options.time_floor, options.time_factor,
+                                options.time_limit)
+            time_limit = max(t.time_limit or 0.0 for t in tests)
+            meta = {"limits": limits_meta(options.time_floor, options.time_factor,
+                                          options.time_runs, options.time_limit)}
         instances.append(Instance(
             id=task.task_id,
             problem=task.prompt,
             buggy=buggy,
             reference=task.reference,
-            tests=outcome.tests,
+            tests=tests,
             kind="call",
             entry_point=task.entry_point,
-            time_limit=options.time_limit,
+            time_limit=time_limit,
             memory_limit_mb=options.memory_limit_mb,
             checker=outcome.checker,
             source="humaneval",
-            meta={"task_id": task.task_id, "blank": task.buggy is None},
+            meta={"task_id": task.task_id, "blank": task.buggy is None, **meta},
         ))
     return instances
+
+
+async def _none() -> None:
+    return None

@@ -1,0 +1,102 @@
+"""The loop rule of SandboxPool.run: a looping program costs about one time limit per
+call, not one per test, and verdicts differ from running every test to its own limit
+only for tests the program would finish after loop_factor x the reference's time (or
+x its own slowest finished test, or the floor), after a timeout in the same call."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from pairbench_async.sandbox.pool import SandboxPool
+
+#: stdin "loop": runs forever; "burn": 100 ms of CPU, then its input's echo; else the echo
+PROGRAM = Program(source=(
+    "import time\n"
+    "word = input().strip()\n"
+    "if word == 'loop':\n"
+    "    while True:\n"
+    "        pass\n"
+    "if word.startswith('burn'):\n"
+    "    t = time.process_time()\n"
+    "    while time.process_time() - t < 0.1:\n"
+    "        pass\n"
+    "print(word)\n"))
+
+
+def case(word: str, ident: str, ref_ms: float | None = None) -> Test:
+    return Test(id=ident, input=word + "\n", output=word + "\n", ref_ms=ref_ms)
+
+
+async def test_a_looping_program_costs_about_one_limit_not_one_per_test() -> None:
+    n, limit = 30, 1.0
+    tests = [case("loop", str(i)) for i in range(n)]
+    async with SandboxPool(workers=2) as pool:
+        async with asyncio.timeout(60):  # a deadline, not a measurement
+            t0 = time.monotonic()
+            results = await pool.run(PROGRAM, tests, Limits(time_limit=limit))
+            wall = time.monotonic() - t0
+    assert [r.verdict for r in results] == [Verdict.TLE] * n
+    cpu = sum(r.cpu_ms for r in results) / 1000
+    # every test to its limit would be 30 s of CPU; the rule: one limit, then 29 x 10 ms
+    # (generous bounds: a loaded machine stretches both)
+    assert cpu < 2 * limit + n * 0.06, cpu
+    assert wall < 4 * limit + n * 0.2, wall
+    # the first timeout ran to the full limit, the others to the rule's
+    assert max(r.cpu_ms for r in results) >= 0.6 * limit * 1000
+    assert sorted(r.cpu_ms for r in results)[n - 2] < 0.2 * limit * 1000
+
+
+async def test_verdicts_after_a_timeout_are_those_of_the_full_limit_within_the_rule() -> None:
+    tests = [case("a", "1"), case("loop", "2"), case("b", "3"),
+             # 100 ms of CPU with a 30 ms reference: within 10 x, still AC
+             case("burn-slow-ref", "4", ref_ms=30.0),
+             # 100 ms with a 2 ms reference: over 10 x (and the 10 ms floor) -- but no
+             # more than 10 x the program's own slowest finished test (test 4): AC
+             case("burn-fast-ref", "5", ref_ms=2.0),
+             case("c", "6")]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            ruled = await pool.run(PROGRAM, tests, Limits(time_limit=1.0))
+    assert [r.verdict for r in ruled] == [Verdict.AC, Verdict.TLE, Verdict.AC, Verdict.AC,
+                                          Verdict.AC, Verdict.AC]
+    # without test 4 before it, test 5 is over every bound of the rule: TLE by the rule
+    tests = tests[:3] + [tests[4], tests[3], tests[5]]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            ruled = await pool.run(PROGRAM, tests, Limits(time_limit=1.0))
+            assert [r.verdict for r in ruled] == [Verdict.AC, Verdict.TLE, Verdict.AC, Verdict.TLE,
+                                                  Verdict.AC, Verdict.AC]
+            assert ruled[3].cpu_ms < 100  # stopped near 10 x 2 ms = 20 ms, not 1 s
+            # the same call, each test alone (no timeout before it in its call): the full
+            # limit, and the one difference is the test over 10 x its reference
+            alone = [(await pool.run(PROGRAM, [t], Limits(time_limit=1.0)))[0] for t in tests]
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.TLE, Verdict.AC, Verdict.AC,
+                                          Verdict.AC, Verdict.AC]
+    assert alone[3].cpu_ms > 10 * 2.0  # it needed more than 10 x its reference
+
+
+async def test_the_rule_is_per_call_and_can_be_turned_off() -> None:
+    slow = case("burn", "burn", ref_ms=2.0)
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            first = await pool.run(PROGRAM, [case("loop", "l"), slow], Limits(time_limit=1.0))
+            # the same program again (its zygote kept): no timeout in this call yet
+            again = await pool.run(PROGRAM, [slow], Limits(time_limit=1.0))
+    assert [r.verdict for r in first] == [Verdict.TLE, Verdict.TLE]
+    assert again[0].verdict is Verdict.AC
+    async with SandboxPool(workers=1, loop_factor=0) as pool:
+        async with asyncio.timeout(60):
+            off = await pool.run(PROGRAM, [case("loop", "l"), slow], Limits(time_limit=1.0))
+    assert [r.verdict for r in off] == [Verdict.TLE, Verdict.AC]
+
+
+async def test_a_tests_own_limit_is_its_cpu_limit() -> None:
+    tests = [Test(id="1", input="loop\n", output="", time_limit=0.2),
+             Test(id="2", input="x\n", output="x\n", time_limit=0.2)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(30):
+            results = await pool.run(PROGRAM, tests, Limits(time_limit=5.0))
+    assert [r.verdict for r in results] == [Verdict.TLE, Verdict.AC]
+    assert 150 < results[0].cpu_ms < 1000  # 0.2 s, not the call's 5 s

@@ -1,0 +1,73 @@
+"""Hand-worked cases of the derived per-test limits (importers) and of the loop rule
+(sandbox), and the instance schema staying backward compatible."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from pairbench_async.core.types import Instance, Limits, Test
+from pairbench_async.datasets.importers._limits import derive_limit, with_limits
+from pairbench_async.sandbox.jobs import _TEST_HEAD, _LoopRule, tight_limit
+from pairbench_async.sandbox.jobs import test_limits as own_limits
+
+
+@pytest.mark.parametrize(("ref_ms", "floor", "factor", "cap", "limit"), [
+    (1.0, 1.0, 4.0, 3.0, 1.0),       # a fast reference: the floor
+    (300.0, 1.0, 4.0, 3.0, 1.2),     # 4 x 0.3 s
+    (301.0, 1.0, 4.0, 3.0, 1.21),    # 1.204 s rounded up to 10 ms
+    (2000.0, 1.0, 4.0, 3.0, 3.0),    # 8 s capped
+    (250.0, 1.0, 4.0, 3.0, 1.0),     # exactly the floor
+    (2.5, 0.01, 10.0, 3.0, 0.03),    # 0.025 s rounded up
+])
+def test_derived_limit(ref_ms: float, floor: float, factor: float, cap: float,
+                       limit: float) -> None:
+    assert derive_limit(ref_ms, floor, factor, cap) == limit
+
+
+def test_with_limits_records_the_time_and_the_limit() -> None:
+    tests = [Test(id="1", args=[1], expected=1), Test(id="2", args=[2], expected=2)]
+    out = with_limits(tests, [1.25, 400.0], 1.0, 4.0, 3.0)
+    assert out == [Test(id="1", args=[1], expected=1, time_limit=1.0, ref_ms=1.25),
+                   Test(id="2", args=[2], expected=2, time_limit=1.6, ref_ms=400.0)]
+
+
+def test_old_instance_files_load_and_mean_what_they_meant() -> None:
+    old = (b'{"id":"a","problem":"p","buggy":"b","reference":"r","kind":"stdio",'
+           b'"time_limit":2.0,"memory_limit_mb":256,"tests":[{"id":"1","input":"1","output":"1"}]}')
+    inst = msgspec.json.decode(old, type=Instance)
+    assert inst.tests[0].time_limit is None and inst.tests[0].ref_ms is None
+    assert own_limits(inst.tests[0], inst.limits) == (2.0, 7.0)  # the instance's limit
+    # and a test without the new fields encodes as before
+    assert msgspec.json.encode(inst.tests[0]) == b'{"id":"1","input":"1","output":"1"}'
+
+
+def test_a_tests_own_limit_wins() -> None:
+    test = Test(id="1", input="", time_limit=0.5)
+    assert own_limits(test, Limits(time_limit=3.0)) == (0.5, 2.5)
+    assert own_limits(test, Limits(time_limit=3.0, wall_limit=10.0)) == (0.5, 10.0)
+
+
+RULE = _LoopRule(factor=10, floor=0.05)  # the default floor is 0.01; 0.05 reads easier
+
+
+@pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
+    (1.0, 1.0, 0.0, 0.05),     # 10 x 1 ms is under the floor
+    (1.0, 20.0, 0.0, 0.2),     # 10 x the reference
+    (1.0, 20.0, 30.0, 0.3),    # 10 x the program's own slowest finished test
+    (1.0, None, 2.0, 0.05),    # no reference: the floor, or 10 x its own slowest
+    (1.0, None, 12.0, 0.12),
+    (1.0, 200.0, 0.0, 1.0),    # never above the test's own limit
+    (0.03, 1.0, 0.0, 0.03),
+])
+def test_tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit: float) -> None:
+    assert tight_limit(cpu, ref_ms, slowest_ms, RULE) == pytest.approx(limit)
+
+
+def test_the_loop_rule_off() -> None:
+    assert tight_limit(1.0, 1.0, 0.0, _LoopRule(factor=0)) == 1.0
+
+
+def test_test_head_layout() -> None:
+    """The head confine.c's struct test_head reads: 6 uint32 and one flag byte."""
+    assert _TEST_HEAD.size == 25
