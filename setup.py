@@ -64,7 +64,7 @@ if not sys.platform.startswith("linux"):
 setup(
     ext_modules=[
         Extension(
-            "pairbench_async.sandbox._confine",
+            "pairbench_async.sandbox.native",
             sources=["sandbox/confine.c"],
             depends=["sandbox/allowlist.h"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wstrict-prototypes", "-Wno-missing-field-initializers"],

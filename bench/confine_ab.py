@@ -4,7 +4,7 @@
 
 Throughput on a machine shared with other work moves by 2x from one minute to the next;
 the CPU time of the sandbox's own processes per test hardly does. Each measurement runs
-in a fresh evaluator process whose pool loads the given build of ``_confine`` (the
+in a fresh evaluator process whose pool loads the given build of ``native`` (the
 worker loads it by path, so any copy of a built ``.so`` will do), and reads
 ``RUSAGE_CHILDREN`` after the pool is closed: user + system time of every worker,
 zygote and test child, nothing of the evaluator. Builds alternate within each round
@@ -16,7 +16,7 @@ within a round (the machine drifts between rounds more than the two builds diffe
 * ``programs``: ``--programs`` distinct programs of 2 tests each: the per-program cost
   too (a zygote per program, its confinement and its filter).
 
-Keep a build before changing C code: ``cp pairbench_async/sandbox/_confine*.so /tmp/old.so``.
+Keep a build before changing C code: ``cp pairbench_async/sandbox/native*.so /tmp/old.so``.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ def _confine():  # the native module, as the worker loads it
     import importlib.util
 
     path = host._confine_path()
-    loader = importlib.machinery.ExtensionFileLoader("_confine", path)
-    spec = importlib.util.spec_from_file_location("_confine", path, loader=loader)
+    loader = importlib.machinery.ExtensionFileLoader("native", path)
+    spec = importlib.util.spec_from_file_location("native", path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module

@@ -1,5 +1,5 @@
 /*
- * pairbench_async.sandbox._confine -- the native half of the sandbox.
+ * pairbench_async.sandbox.native -- the native half of the sandbox.
  *
  *** Theory of operation ***
  *
@@ -1156,13 +1156,29 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 
 /*** The zygote's test loop ***/
 
-/* Frames: "<BI" header; a TEST payload starts with the test_head below, then the
- * input; a RESULT payload is the result_block below, then stdout, stderr, channel
- * and fault text. */
+/* The wire protocol between the pool (process.py, jobs.py, results.py), the worker
+ * script (worker.py) and this loop, declared here once: the module exports every op,
+ * flag and format below (PyInit_native), and the Python side takes them from it.
+ *
+ * Frames: a frame_header ("<BI": op, payload length), then the payload. Pool -> worker:
+ * LOAD (a program), TEST (a test_head, then the input), END (the program's tests are
+ * done), QUIT. Worker -> pool: READY (its report, JSON), LOADED (1 byte: compiled or
+ * not, then the error text), RESULT (a result_block, then stdout, stderr, channel and
+ * fault text), ZDIED ("<iB": a zygote's status and whether the OOM killer ran), FATAL
+ * (text). */
+#define OP_LOAD 1
 #define OP_TEST 2
 #define OP_END 3
 #define OP_QUIT 4
+#define OP_READY 10
+#define OP_LOADED 11
 #define OP_RESULT 12
+#define OP_ZDIED 13
+#define OP_FATAL 14
+#define FRAME_HEADER_FORMAT "<BI"
+#define TEST_HEAD_FORMAT "<IIIIIIB"
+#define RESULT_FORMAT "<iIqqqqqqIIII"
+#define ZDIED_FORMAT "<iB"
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
 #define FLAG_OOM 4 /* the kernel's OOM killer ran in the program's memory cgroup */
@@ -1189,7 +1205,7 @@ struct test_head {
     uint32_t factor;       /* 0: no loop rule */
     uint8_t flags;         /* HEAD_START_TIGHT */
 };
-struct result_block {
+struct result_block { /* RESULT_FORMAT */
     int32_t status;
     uint32_t flags;
     int64_t cpu_us, wall_us, maxrss_kb, base_kb;
@@ -1202,6 +1218,9 @@ struct result_block {
     uint32_t out_len, err_len, chan_len, fault_len;
 };
 #pragma pack(pop)
+_Static_assert(sizeof(struct frame_header) == 1 + 4, "FRAME_HEADER_FORMAT");
+_Static_assert(sizeof(struct test_head) == 6 * 4 + 1, "TEST_HEAD_FORMAT");
+_Static_assert(sizeof(struct result_block) == 2 * 4 + 6 * 8 + 4 * 4, "RESULT_FORMAT");
 
 struct buffer {
     char *data;
@@ -1748,20 +1767,51 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_confine",
-    "Native confinement for pairbench_async's sandbox (see sandbox/confine.c).", -1, methods,
+    PyModuleDef_HEAD_INIT, "native",
+    "Native confinement for pairbench_async's sandbox, and its wire protocol "
+    "(see sandbox/confine.c).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__confine(void)
+PyMODINIT_FUNC PyInit_native(void)
 {
+    static const struct {
+        const char *name;
+        long value;
+    } ints[] = {
+        {"OP_LOAD", OP_LOAD}, {"OP_TEST", OP_TEST}, {"OP_END", OP_END}, {"OP_QUIT", OP_QUIT},
+        {"OP_READY", OP_READY}, {"OP_LOADED", OP_LOADED}, {"OP_RESULT", OP_RESULT},
+        {"OP_ZDIED", OP_ZDIED}, {"OP_FATAL", OP_FATAL},
+        {"FLAG_WALL_TIMEOUT", FLAG_WALL_TIMEOUT}, {"FLAG_CONFINED", FLAG_CONFINED},
+        {"FLAG_OOM", FLAG_OOM}, {"FLAG_CPU_TIMEOUT", FLAG_CPU_TIMEOUT}, {"FLAG_TIGHT", FLAG_TIGHT},
+        {"HEAD_START_TIGHT", HEAD_START_TIGHT}, {"EXIT_FAULT", EXIT_FAULT},
+        {"EXIT_COMPILE_CPU", EXIT_COMPILE_CPU},
+        {"RESULT_SIZE", (long)sizeof(struct result_block)},
+        {"TEST_HEAD_SIZE", (long)sizeof(struct test_head)},
+    };
+    static const struct {
+        const char *name;
+        const char *value;
+    } formats[] = {
+        {"FRAME_HEADER_FORMAT", FRAME_HEADER_FORMAT}, {"TEST_HEAD_FORMAT", TEST_HEAD_FORMAT},
+        {"RESULT_FORMAT", RESULT_FORMAT}, {"ZDIED_FORMAT", ZDIED_FORMAT},
+    };
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    /* what the zygote writes to lift its memory cgroup's limit (v1 and v2 alike) */
-    if (PyModule_AddObject(m, "LIMIT_LIFTED", PyLong_FromUnsignedLongLong(LIMIT_LIFTED)) != 0) {
-        Py_DECREF(m);
-        return NULL;
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        if (PyModule_AddIntConstant(m, ints[i].name, ints[i].value) != 0)
+            goto fail;
     }
+    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+        if (PyModule_AddStringConstant(m, formats[i].name, formats[i].value) != 0)
+            goto fail;
+    }
+    /* what the zygote writes to lift its memory cgroup's limit (v1 and v2 alike) */
+    if (PyModule_AddObject(m, "LIMIT_LIFTED", PyLong_FromUnsignedLongLong(LIMIT_LIFTED)) != 0)
+        goto fail;
     return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
 }

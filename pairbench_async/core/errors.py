@@ -82,7 +82,7 @@ class SandboxError(PairbenchError):
 
 class NativeModuleMissing(SandboxError):
     """The native confinement module (``sandbox/confine.c``, built as
-    ``pairbench_async.sandbox._confine``) cannot be found: the package was not built."""
+    ``pairbench_async.sandbox.native``) cannot be found: the package was not built."""
 
 
 class ConfinementUnavailable(SandboxError):

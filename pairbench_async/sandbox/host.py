@@ -164,10 +164,10 @@ def _host_paths(allowed_packages: Sequence[str]) -> _HostPaths:
 
 
 def _confine_path() -> str:
-    spec = importlib.util.find_spec("pairbench_async.sandbox._confine")
+    spec = importlib.util.find_spec("pairbench_async.sandbox.native")
     if spec is None or spec.origin is None:
         raise NativeModuleMissing(
-            "the native sandbox module pairbench_async.sandbox._confine is not built: "
+            "the native sandbox module pairbench_async.sandbox.native is not built: "
             "reinstall with `pip install -e .` (needs gcc and the Python headers)"
         )
     return spec.origin

@@ -14,24 +14,22 @@ import hashlib
 import itertools
 import marshal
 import math
-import struct
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import msgspec
 
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
+from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["_ARGS", "_Chunk", "_Job", "_LoopRule", "_TEST_HEAD", "_test_input"]
+__all__ = ["_ARGS", "_Chunk", "_Job", "_LoopRule", "TEST_HEAD", "_test_input"]
 
 _FILENAME = "solution.py"
 _ARGS = msgspec.json.Encoder()
-#: The head of a TEST frame's payload, before the input (sandbox/confine.c's struct
+#: A TEST frame's payload starts with a ``wire.TEST_HEAD`` (sandbox/confine.c's struct
 #: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
 #: factor x the reference's time (ms, 0: unknown), its floor (ms) and factor (0: off),
-#: flags (1: a test of the job already timed out).
-_TEST_HEAD = struct.Struct("<IIIIIIB")
-_START_TIGHT = 1
+#: flags (``HEAD_START_TIGHT``: a test of the job already timed out).
 _U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
 _serials = itertools.count(1)
 
@@ -134,7 +132,7 @@ class _Chunk:
 def _test_input(job: _Job, index: int) -> bytes:
     """The payload of test ``index``'s TEST frame: its head (limits), then its input."""
     test = job.tests[index]
-    head = _TEST_HEAD.pack(*job.heads[index], _START_TIGHT if job.timed_out else 0)
+    head = TEST_HEAD.pack(*job.heads[index], HEAD_START_TIGHT if job.timed_out else 0)
     if job.program.kind == "call":
         return head + _ARGS.encode([test.args or [], test.kwargs or {}])
     return head + (test.input or "").encode()

@@ -45,8 +45,8 @@ import msgspec
 
 from ..core.errors import ConfinementUnavailable, SandboxError, SandboxNotice
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
-from .config import SandboxConfig
 from .cgroups import CgroupTree
+from .config import SandboxConfig
 from .host import (
     _SCRATCH_PREFIX,
     _UID_SLOT,

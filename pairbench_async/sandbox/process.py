@@ -17,7 +17,6 @@ import functools
 import json
 import os
 import signal
-import struct
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -26,18 +25,28 @@ from typing import Any
 from ..core.errors import SandboxError
 from ..core.failures import NONZERO_EXIT
 from ..core.types import Test, TestResult, Verdict
-from .config import SandboxConfig
 from .cgroups import WorkerCgroup
+from .config import SandboxConfig
 from .host import _HostPaths, _worker_env
 from .jobs import _Chunk, _Job, _test_input
 from .results import _SIGNALS, _compile_failure, _decode_result, _signal_name
-from .worker import EXIT_COMPILE_CPU
+from .wire import (
+    EXIT_COMPILE_CPU,
+    HEADER,
+    OP_END,
+    OP_FATAL,
+    OP_LOAD,
+    OP_LOADED,
+    OP_QUIT,
+    OP_READY,
+    OP_RESULT,
+    OP_TEST,
+    OP_ZDIED,
+    ZDIED,
+)
 
 __all__ = ["_WORKER", "_Worker", "_WorkerDied", "_WorkerTimeout", "_start_worker"]
 
-_OP_LOAD, _OP_TEST, _OP_END, _OP_QUIT = 1, 2, 3, 4
-_OP_READY, _OP_LOADED, _OP_RESULT, _OP_ZDIED, _OP_FATAL = 10, 11, 12, 13, 14
-_HEADER = struct.Struct("<BI")
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
@@ -61,7 +70,7 @@ class _ZygoteDied(_WorkerDied):
     """The zygote ended abnormally. While the pool awaited a test's result, one of the
     program's test children was running (or about to): that is the program's doing,
     since nothing else in the zygote's PID namespace runs its code. While loading, a
-    SIGXCPU or exit status worker.EXIT_COMPILE_CPU is the compile's CPU budget
+    SIGXCPU or exit status wire.EXIT_COMPILE_CPU is the compile's CPU budget
     (the program's TLE); anything else there is handled as a dead worker."""
 
     def __init__(self, status: int, oom: bool) -> None:
@@ -99,22 +108,22 @@ class _Worker:
     async def frame(self) -> tuple[int, bytes]:
         assert self.proc.stdout is not None
         try:
-            head = await self.proc.stdout.readexactly(_HEADER.size)
-            op, n = _HEADER.unpack(head)
+            head = await self.proc.stdout.readexactly(HEADER.size)
+            op, n = HEADER.unpack(head)
             payload = await self.proc.stdout.readexactly(n) if n else b""
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise _WorkerDied("worker exited") from exc
-        if op == _OP_FATAL:
+        if op == OP_FATAL:
             raise _WorkerDied(payload.decode("utf-8", "replace"))
-        if op == _OP_ZDIED:
-            status, oom = struct.unpack("<iB", payload)
+        if op == OP_ZDIED:
+            status, oom = ZDIED.unpack(payload)
             self.loaded = None
             raise _ZygoteDied(status, bool(oom))
         return op, payload
 
     def write(self, op: int, payload: bytes = b"") -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(_HEADER.pack(op, len(payload)))
+        self.proc.stdin.write(HEADER.pack(op, len(payload)))
         if payload:
             self.proc.stdin.write(payload)
 
@@ -129,12 +138,12 @@ class _Worker:
         if self.loaded == job.hash:
             return
         if self.loaded is not None:
-            self.write(_OP_END)
+            self.write(OP_END)
         self.loaded = None
-        self.write(_OP_LOAD, job.payload)
+        self.write(OP_LOAD, job.payload)
         await self.drain()
         op, payload = await self.frame()
-        if op != _OP_LOADED:
+        if op != OP_LOADED:
             raise _WorkerDied(f"unexpected frame {op} after LOAD")
         self.loaded = job.hash
         self.compile_error = payload[1:].decode("utf-8", "replace") if payload[:1] == b"\x01" else None
@@ -209,7 +218,7 @@ class _Worker:
             except Exception as exc:  # the test's own arguments cannot be encoded
                 job.finish(i, fault(job.tests[i], f"test input: {exc}"))
                 continue
-            self.write(_OP_TEST, data)
+            self.write(OP_TEST, data)
             pending.append(i)
         # No drain: the transport sends the inputs while results come back. Waiting
         # for them all to be written first could deadlock (large inputs and outputs)
@@ -222,7 +231,7 @@ class _Worker:
             except _ZygoteDied as died:
                 died.head = pending[0]
                 raise
-            if op != _OP_RESULT:
+            if op != OP_RESULT:
                 raise _WorkerDied(f"unexpected frame {op} while running tests")
             deadline.reschedule(loop.time() + step)
             i = pending.popleft()
@@ -238,7 +247,7 @@ class _Worker:
         worker remains; a worker that does not exit in time is killed.
         """
         with contextlib.suppress(Exception):
-            self.write(_OP_QUIT)
+            self.write(OP_QUIT)
             assert self.proc.stdin is not None
             self.proc.stdin.close()
         with contextlib.suppress(ProcessLookupError):
@@ -321,7 +330,7 @@ async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, bas
     worker = _Worker(index, proc, {}, uid, cgroup)
     try:
         op, payload = await asyncio.wait_for(worker.frame(), timeout=config.load_grace)
-        if op != _OP_READY:
+        if op != OP_READY:
             raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
         worker.report = json.loads(payload)
     except (_WorkerDied, asyncio.TimeoutError, ValueError, SandboxError) as exc:

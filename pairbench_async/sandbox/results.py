@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import struct
 from typing import Annotated, Any
 
 import msgspec
@@ -26,24 +25,20 @@ from ..core.failures import (
 from ..core.types import Test, TestResult, Verdict
 from .compare import compare_output, values_equal
 from .jobs import _ARGS, _Job
+from .wire import FLAG_CONFINED, FLAG_CPU_TIMEOUT, FLAG_OOM, FLAG_WALL_TIMEOUT, RESULT
 from .worker import OPAQUE_KINDS
 
 __all__ = [
-    "_FLAG_CONFINED",
-    "_FLAG_WALL_TIMEOUT",
-    "_RESULT",
     "_SIGNALS",
     "_signal_name",
     "_compile_failure",
     "_decode_result",
 ]
 
-#: The head of a RESULT frame, as sandbox/confine.c writes it: wait status, flags, CPU and
+#: A RESULT frame starts with a ``wire.RESULT`` (sandbox/confine.c's struct result_block): wait status, flags, CPU and
 #: wall time, peak and base RSS, the peak in the memory cgroup (-1: none) and what the test
 #: left in scratch and its output files (kB), then the lengths of stdout, stderr, report and
 #: fault text.
-_RESULT = struct.Struct("<iIqqqqqqIIII")
-_FLAG_WALL_TIMEOUT, _FLAG_CONFINED, _FLAG_OOM, _FLAG_CPU_TIMEOUT, _FLAG_TIGHT = 1, 2, 4, 8, 16
 _CHANNEL = msgspec.json.Decoder()
 _SIGNALS = {int(s): s.name for s in signal.Signals}
 
@@ -212,11 +207,11 @@ def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
 
 
 def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
-    if len(payload) < _RESULT.size:
+    if len(payload) < RESULT.size:
         return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
     (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, n_out, n_err,
-     n_chan, n_fault) = _RESULT.unpack_from(payload)
-    pos = _RESULT.size
+     n_chan, n_fault) = RESULT.unpack_from(payload)
+    pos = RESULT.size
     raw_out = payload[pos:pos + n_out]
     pos += n_out
     stderr = payload[pos:pos + n_err].decode("utf-8", "replace")
@@ -233,7 +228,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
         "memory_kb": _memory_kb(maxrss_kb - base_kb, cg_peak_kb, held_kb),
         "stderr": stderr,
     }
-    if not flags & _FLAG_CONFINED:
+    if not flags & FLAG_CONFINED:
         return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
     if job.program.kind == "call":  # never compared: decode only what is kept
         kept = raw_out[: min(limits.output_limit, 4 * _KEEP_OUTPUT)]  # <= 4 bytes a char
@@ -261,15 +256,15 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
     def result(verdict: Verdict, **kw: Any) -> TestResult:
         return TestResult(verdict=verdict, lines=lines, **common, **kw)
 
-    if flags & _FLAG_WALL_TIMEOUT:
+    if flags & FLAG_WALL_TIMEOUT:
         return result(Verdict.TLE, timeout="wall")
     # killed at its CPU limit by the zygote (the test's own, or the loop rule's: see
     # pool.py), past the test's own limit, or by the kernel's backstop
-    if flags & _FLAG_CPU_TIMEOUT or cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
+    if flags & FLAG_CPU_TIMEOUT or cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
         return result(Verdict.TLE, timeout="cpu")
     if len(raw_out) > limits.output_limit:
         return result(Verdict.OLE)
-    if (flags & _FLAG_OOM or report.mem or exc == "MemoryError"
+    if (flags & FLAG_OOM or report.mem or exc == "MemoryError"
             or common["memory_kb"] > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:

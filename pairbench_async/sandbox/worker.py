@@ -3,7 +3,7 @@
 Started by :mod:`pairbench_async.sandbox.process` as ``python -S -s -P -B -X utf8 -c
 <this file's text> CONFIG`` (so no code object names the package's path)
 with a scrubbed environment, it never imports the package (only the stdlib and
-the native ``_confine`` module, loaded by path), never imports ``threading``
+the native module ``native``, loaded by path), never imports ``threading``
 and keeps its memory small: forking costs ~50 us per MB of the forking
 process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
 
@@ -25,7 +25,7 @@ process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
   test's input, output or report before the next fork, and empties the scratch
   directory after every test. Expected outputs never reach the worker at all:
   the pool compares.
-* **C** is confined by ``_confine.serve`` (do_confine in the C file) and runs the program; its
+* **C** is confined by ``native.serve`` (do_confine in the C file) and runs the program; its
   exit status and rusage come from ``wait4`` in Z, and its own report (exception
   class, return value, traced lines) travels on fd 3, which the program could
   write too: it can only misreport its own result, never another test's.
@@ -65,10 +65,20 @@ from opcode import EXTENDED_ARG, opmap
 
 IMPORT_NAME = opmap["IMPORT_NAME"]
 
-OP_LOAD, OP_TEST, OP_END, OP_QUIT = 1, 2, 3, 4
-OP_READY, OP_LOADED, OP_RESULT, OP_ZDIED, OP_FATAL = 10, 11, 12, 13, 14
+#: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
+#: and taken from the native module as soon as main() has loaded it (adopt_wire).
+OP_LOAD = OP_TEST = OP_END = OP_QUIT = OP_READY = OP_LOADED = OP_RESULT = OP_ZDIED = OP_FATAL = -1
+HEADER = ZDIED = None
 
-HEADER = struct.Struct("<BI")
+
+def adopt_wire(native):
+    """The ops and frame formats of the loaded native module, as this script's names."""
+    global OP_LOAD, OP_TEST, OP_END, OP_QUIT, OP_READY, OP_LOADED, OP_RESULT, OP_ZDIED, OP_FATAL, HEADER, ZDIED
+    OP_LOAD, OP_TEST, OP_END, OP_QUIT = native.OP_LOAD, native.OP_TEST, native.OP_END, native.OP_QUIT
+    OP_READY, OP_LOADED, OP_RESULT = native.OP_READY, native.OP_LOADED, native.OP_RESULT
+    OP_ZDIED, OP_FATAL = native.OP_ZDIED, native.OP_FATAL
+    HEADER = struct.Struct(native.FRAME_HEADER_FORMAT)
+    ZDIED = struct.Struct(native.ZDIED_FORMAT)
 
 
 STDERR_TAIL = 4096
@@ -82,7 +92,6 @@ WARM_UP = (
     "    while n and not t:\n        n = n[1:]\n    return sum(x for x in s) + (lambda y: y)(1) if s else -1\n"
 )
 COMPILE_CPU_SECONDS = 10  # compiling a program, in the zygote (see serve_program)
-EXIT_COMPILE_CPU = 124  # the zygote's status when its compile ran out of CPU (confine.c)
 BIG_INT_BITS = 13_000  # < 4,000 decimal digits
 #: What a returned iterator or view is called in its ``{"$type": ...}`` (no JSON value);
 #: any other ``$type`` carries a class name, which the program chooses (results.py)
@@ -201,8 +210,8 @@ def load_confine(path):
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         alias = f"/proc/self/fd/{fd}"
-        loader = importlib.machinery.ExtensionFileLoader("_confine", alias)
-        spec = importlib.util.spec_from_file_location("_confine", alias, loader=loader)
+        loader = importlib.machinery.ExtensionFileLoader("native", alias)
+        spec = importlib.util.spec_from_file_location("native", alias, loader=loader)
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
     finally:
@@ -954,6 +963,7 @@ def main():
     signal.signal(signal.SIGTERM, _on_sigterm)
 
     confine = load_confine(cfg.confine_path)
+    adopt_wire(confine)
     cfg.confine_path = ""
     confine.set_pdeathsig(signal.SIGKILL)
     if os.getppid() != cfg.pool_pid:
@@ -1070,7 +1080,7 @@ def main():
             end_everything_below(namespaces)
             if status != 0:
                 oom = oom_kills(cgroup) > oom_before
-                send(fout, OP_ZDIED, struct.pack("<iB", status, oom))
+                send(fout, OP_ZDIED, ZDIED.pack(status, oom))
     except _Stop:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -10,7 +10,6 @@ the host's /tmp, which the sandbox hides), ``{port}``,
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 

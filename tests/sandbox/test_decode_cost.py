@@ -263,7 +263,8 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
 
     from pairbench_async.core.types import Checker, Limits, Program
     from pairbench_async.sandbox.jobs import _Job
-    from pairbench_async.sandbox.results import _FLAG_CONFINED, _RESULT, _decode_result
+    from pairbench_async.sandbox.results import _decode_result
+    from pairbench_async.sandbox.wire import FLAG_CONFINED, RESULT
 
     program = (Program(source=source, kind="call", entry_point="f") if program_kind == "call"
                else Program(source=source))
@@ -272,7 +273,7 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
         return _Job(program, [], Limits(), Checker(), trace)
 
     job = asyncio.run(make())
-    head = _RESULT.pack(0, _FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, len(out), 0, len(chan),
+    head = RESULT.pack(0, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, len(out), 0, len(chan),
                         0)
     return _decode_result(job, test, head + out + chan)
 

@@ -16,11 +16,10 @@ from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
 from pairbench_async.sandbox.jobs import _Job
 from pairbench_async.sandbox.pool import SandboxPool
 from pairbench_async.sandbox.results import (
-    _FLAG_CONFINED,
-    _RESULT,
     _compile_failure,
     _decode_result,
 )
+from pairbench_async.sandbox.wire import FLAG_CONFINED, RESULT
 
 CANARY = "CANARY_7731"
 TEST = Test(id="t", input=f"{CANARY} 4242\n", output="0\n")
@@ -74,7 +73,7 @@ def _decoded(chan: bytes) -> str | None:
     async def job() -> _Job:
         return _Job(Program(source="pass\n"), [], Limits(), Checker(), False)
 
-    head = _RESULT.pack(1 << 8, _FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, len(chan), 0)
+    head = RESULT.pack(1 << 8, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, len(chan), 0)
     return _decode_result(asyncio.run(job()), TEST, head + chan).error
 
 

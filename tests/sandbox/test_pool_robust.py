@@ -30,12 +30,10 @@ from pairbench_async.sandbox import results as results_module
 from pairbench_async.sandbox.jobs import _Job
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 from pairbench_async.sandbox.results import (
-    _FLAG_CONFINED,
-    _FLAG_WALL_TIMEOUT,
     _MAX_DEPTH,
-    _RESULT,
     _decode_result,
 )
+from pairbench_async.sandbox.wire import FLAG_CONFINED, FLAG_WALL_TIMEOUT, RESULT
 from tests.waiting import running_test_child, until
 
 SANE = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
@@ -58,14 +56,14 @@ def _job(kind: str, trace: bool = False) -> _Job:
     return asyncio.run(make())
 
 
-def frame(*, status: int = 0, flags: int = _FLAG_CONFINED, cpu_us: int = 1000,
+def frame(*, status: int = 0, flags: int = FLAG_CONFINED, cpu_us: int = 1000,
           wall_us: int = 2000, maxrss_kb: int = 1000, base_kb: int = 900,
           cg_peak_kb: int = -1, held_kb: int = 0, out: bytes = b"",
           err: bytes = b"", chan: bytes = b"", fault: bytes = b"",
           lens: tuple[int, int, int, int] | None = None) -> bytes:
     """A RESULT frame's payload, as a zygote sends it (``lens`` may lie)."""
     n = lens if lens is not None else (len(out), len(err), len(chan), len(fault))
-    head = _RESULT.pack(status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb,
+    head = RESULT.pack(status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb,
                         *n)
     return head + out + err + chan + fault
 
@@ -95,7 +93,7 @@ def check(result: Any, payload: bytes, test: Test) -> None:
     """What every decoded result must be, whatever the bytes were."""
     assert isinstance(result, TestResult) and result.id == test.id
     assert isinstance(result.verdict, Verdict)
-    if len(payload) >= _RESULT.size and _RESULT.unpack_from(payload)[1] & _FLAG_CONFINED:
+    if len(payload) >= RESULT.size and RESULT.unpack_from(payload)[1] & FLAG_CONFINED:
         assert result.verdict is not Verdict.SF, result
     # nothing downstream may choke on it: repr, records
     repr(result)
@@ -190,7 +188,7 @@ def test_decode_never_raises_on_random_payloads(payload: bytes, kind: str, trace
 @given(
     status=st.integers(-(2**31), 2**31 - 1) | st.sampled_from([0, 1 << 8, 9, 11, 24]),
     flags=st.integers(0, 2**32 - 1)
-    | st.sampled_from([_FLAG_CONFINED, _FLAG_CONFINED | _FLAG_WALL_TIMEOUT]),
+    | st.sampled_from([FLAG_CONFINED, FLAG_CONFINED | FLAG_WALL_TIMEOUT]),
     nums=st.tuples(*[st.integers(-(2**63), 2**63 - 1) | st.integers(0, 10**7)] * 4),
     parts=st.tuples(*[st.binary(max_size=200)] * 4),
     lens=st.none() | st.tuples(*[st.integers(0, 2**32 - 1)] * 4),
