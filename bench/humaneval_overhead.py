@@ -36,7 +36,7 @@ def main() -> None:
     by_task = instances(args.cache, args.workers)
     jobs = [(by_task[t], p["prompt"] + p["canonical_solution"]) for t, p in problems.items()]
     timers = {"load": 0.0, "decode": 0.0, "loads": 0}
-    load, decode = _process._Worker.load, _process._decode_result
+    load, decode = _process.Worker.load, _process.decode_result
 
     async def timed_load(self, job):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
@@ -55,8 +55,8 @@ def main() -> None:
         finally:
             timers["decode"] += time.perf_counter() - t0
 
-    _process._Worker.load = timed_load  # type: ignore[method-assign]
-    _process._decode_result = timed_decode  # type: ignore[assignment]
+    _process.Worker.load = timed_load  # type: ignore[method-assign]
+    _process.decode_result = timed_decode  # type: ignore[assignment]
 
     async def go() -> None:
         async with SandboxPool(workers=args.workers) as pool:

@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from pairbench_async.core.types import Instance, TestResult, Verdict
+from pairbench_async.core.types import Instance, Verdict
 from pairbench_async.datasets.files import read_instances
 from pairbench_async.sandbox.pool import SandboxPool
 

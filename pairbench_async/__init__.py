@@ -55,12 +55,12 @@ if _TYPE_CHECKING:  # what the lazy names below are, for type checkers and edito
         TargetRecord,
         TurnRecord,
     )
-    from .runner.evaluator import Evaluator, RunConfig, RunStatistics
     from .runner.estimate import SweepEstimate, estimate_sweep
+    from .runner.evaluator import Evaluator, RunConfig, RunStatistics
     from .runner.sweep import SWEEPABLE, SettingRun, SweepObserver, SweepPoint, run_sweep
-    from .sandbox.traces import TraceCache
     from .sandbox.interface import Sandbox, SandboxJob
     from .sandbox.pool import SandboxConfig, SandboxPool, SandboxStatistics
+    from .sandbox.traces import TraceCache
 
 #: Public names imported on first use, so that ``python -m pairbench_async exec`` (timed
 #: from its own start) and every other command pay only for what they use: the runner

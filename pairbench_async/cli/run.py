@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from ..core.errors import ConfigError
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
 

@@ -70,8 +70,8 @@ from .build_workdir import (
     read_log,
     read_prior,
 )
-from .importers._common import ImportReport
 from .importers.codeforces import Candidate, Scan, make_instance, scan_sources
+from .importers.common import ImportReport
 
 __all__ = ["build_dataset"]
 

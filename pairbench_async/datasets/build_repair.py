@@ -33,7 +33,6 @@ from .build_workdir import (
     ShownFailure,
     SubmissionDone,
 )
-from .importers._common import run_program
 from .importers.codeforces import (
     Candidate,
     ReferenceValidator,
@@ -42,6 +41,7 @@ from .importers.codeforces import (
     pass_rate_skip,
     validated_reference,
 )
+from .importers.common import run_program
 
 __all__ = [
     "CLIP_ERROR",

@@ -23,7 +23,7 @@ from ..core.errors import ConfigError, StoreError
 from ..runlog.records import CallRecord
 from ..runlog.store import RECORDS, check_resume, read_manifest_as, write_manifest
 from ..runlog.store import read_log as read_jsonl_log
-from .importers._common import ImportOptions
+from .importers.common import ImportOptions
 
 __all__ = [
     "BUILD_SCHEMA",

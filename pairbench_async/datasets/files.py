@@ -14,7 +14,6 @@ import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-
 from typing import Any
 
 import msgspec

@@ -45,6 +45,7 @@ import msgspec
 
 from ..core.errors import ConfigError
 from ..core.types import TestResult
+from .hints import EvidenceReading
 from .scenarios import (
     Grouping,
     GroupingLevel,
@@ -55,7 +56,6 @@ from .scenarios import (
     sample_representatives,
     with_tests,
 )
-from .hints import EvidenceReading
 from .shapes import Shape
 
 __all__ = [

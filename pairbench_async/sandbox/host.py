@@ -26,31 +26,31 @@ from ..core.errors import NativeModuleMissing, SandboxError
 
 __all__ = [
     "UID_FLOOR",
-    "_SCRATCH_PREFIX",
-    "_UID_SLOT",
-    "_claim_uid_range",
-    "_extra_sys_paths",
-    "_HostPaths",
-    "_host_paths",
-    "_package_origins",
-    "_sweep_stale_scratch",
-    "_uid_alive",
-    "_worker_env",
+    "SCRATCH_PREFIX",
+    "UID_SLOT",
+    "claim_uid_range",
+    "extra_sys_paths",
+    "HostPaths",
+    "host_paths",
+    "package_origins",
+    "sweep_stale_scratch",
+    "uid_alive",
+    "worker_env",
     "confinement_report",
 ]
 
-#: Every sandbox uid (as root) is at least this; each pool takes a slot of _UID_SLOT.
+#: Every sandbox uid (as root) is at least this; each pool takes a slot of UID_SLOT.
 UID_FLOOR = 1_900_000_000
-_UID_SLOT = 256
+UID_SLOT = 256
 _UID_SLOTS = 900_000  # the top uid stays below 2**31: APIs taking a C int (setpriority) refuse more
-_SCRATCH_PREFIX = "pairbench-sandbox-"
+SCRATCH_PREFIX = "pairbench-sandbox-"
 
 
-def _claim_uid_range() -> tuple[int, int, str]:
+def claim_uid_range() -> tuple[int, int, str]:
     """A free slot of uids: (base, fd of its held lock file, lock path)."""
     tmp = tempfile.gettempdir()
     for _ in range(100):
-        base = UID_FLOOR + _UID_SLOT * secrets.randbelow(_UID_SLOTS)
+        base = UID_FLOOR + UID_SLOT * secrets.randbelow(_UID_SLOTS)
         path = os.path.join(tmp, f"pairbench-uids-{base}.lock")
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
@@ -63,7 +63,7 @@ def _claim_uid_range() -> tuple[int, int, str]:
     raise SandboxError("no free range of sandbox uids (100 tries)")
 
 
-def _uid_alive(uid: int) -> bool:
+def uid_alive(uid: int) -> bool:
     """Whether any process of this host runs as ``uid`` (real, effective or saved)."""
     with contextlib.suppress(OSError):
         for name in os.listdir("/proc"):
@@ -81,15 +81,15 @@ def _uid_alive(uid: int) -> bool:
     return False
 
 
-def _sweep_stale_scratch() -> None:
+def sweep_stale_scratch() -> None:
     """Remove the scratch directories of evaluators that died without closing their pool
     (their name carries the evaluator's pid)."""
     tmp = tempfile.gettempdir()
     with contextlib.suppress(OSError):
         for name in os.listdir(tmp):
-            if not name.startswith(_SCRATCH_PREFIX):
+            if not name.startswith(SCRATCH_PREFIX):
                 continue
-            pid = name[len(_SCRATCH_PREFIX):].split("-", 1)[0]
+            pid = name[len(SCRATCH_PREFIX):].split("-", 1)[0]
             if not pid.isdigit():
                 continue
             try:
@@ -121,7 +121,7 @@ def _landlock_read_paths(origins: Mapping[str, str]) -> list[str]:
     if libdir and os.path.isdir(libdir):
         paths.update(os.path.join(libdir, e) for e in os.listdir(libdir) if e.startswith("libpython"))
     paths.update(("/etc/ld.so.cache", "/usr/share/zoneinfo", "/etc/localtime"))
-    for origin in origins.values():  # the allowed packages (see _package_origins)
+    for origin in origins.values():  # the allowed packages (see package_origins)
         pkg_dir = os.path.dirname(origin)
         paths.add(pkg_dir)
         libs = pkg_dir + ".libs"
@@ -130,7 +130,7 @@ def _landlock_read_paths(origins: Mapping[str, str]) -> list[str]:
     return sorted(p for p in paths if os.path.exists(p))
 
 
-def _package_origins(allowed_packages: Sequence[str]) -> dict[str, str]:
+def package_origins(allowed_packages: Sequence[str]) -> dict[str, str]:
     """Where each allowed package's ``__init__`` (or module file) is, for the worker's
     finder: a confined process may read the package but not list site-packages."""
     out: dict[str, str] = {}
@@ -141,7 +141,7 @@ def _package_origins(allowed_packages: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _extra_sys_paths(origins: Mapping[str, str]) -> list[str]:
+def extra_sys_paths(origins: Mapping[str, str]) -> list[str]:
     """site-packages directories holding an allowed package, for the worker's sys.path."""
     out: list[str] = []
     for origin in origins.values():
@@ -152,15 +152,15 @@ def _extra_sys_paths(origins: Mapping[str, str]) -> list[str]:
 
 
 #: (Landlock read paths, extra sys.path entries, the native module's file, package origins)
-_HostPaths = tuple[list[str], list[str], str, dict[str, str]]
+HostPaths = tuple[list[str], list[str], str, dict[str, str]]
 
 
-def _host_paths(allowed_packages: Sequence[str]) -> _HostPaths:
+def host_paths(allowed_packages: Sequence[str]) -> HostPaths:
     """What every worker of a pool is told about the host, looked up once: the paths a
     child may read, the sys.path entries for the allowed packages, the native module's
     file and where each allowed package is."""
-    origins = _package_origins(allowed_packages)
-    return _landlock_read_paths(origins), _extra_sys_paths(origins), _confine_path(), origins
+    origins = package_origins(allowed_packages)
+    return _landlock_read_paths(origins), extra_sys_paths(origins), _confine_path(), origins
 
 
 def _confine_path() -> str:
@@ -173,7 +173,7 @@ def _confine_path() -> str:
     return spec.origin
 
 
-def _worker_env(scratch: str) -> dict[str, str]:
+def worker_env(scratch: str) -> dict[str, str]:
     """The whole environment of a worker: nothing of ours, above all no API key."""
     return {
         "PATH": "/usr/bin:/bin",

@@ -22,10 +22,10 @@ import msgspec
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["_ARGS", "_Chunk", "_Job", "_LoopRule", "TEST_HEAD", "_test_input"]
+__all__ = ["ARGS", "Chunk", "Job", "LoopRule", "TEST_HEAD", "test_input"]
 
 _FILENAME = "solution.py"
-_ARGS = msgspec.json.Encoder()
+ARGS = msgspec.json.Encoder()
 #: A TEST frame's payload starts with a ``wire.TEST_HEAD`` (sandbox/confine.c's struct
 #: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
 #: factor x the reference's time (ms, 0: unknown), its floor (ms) and factor (0: off),
@@ -34,7 +34,7 @@ _U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
 _serials = itertools.count(1)
 
 
-class _LoopRule(NamedTuple):
+class LoopRule(NamedTuple):
     """The loop rule's parameters (SandboxConfig.loop_factor and loop_floor)."""
 
     factor: int = 10
@@ -53,7 +53,7 @@ def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
     return cpu, wall
 
 
-def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: _LoopRule) -> float:
+def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
     """The loop rule's CPU limit (seconds) of a test whose full limit is ``cpu``, once
     a test of the same call timed out: min(cpu, max(floor, factor x ref, factor x the
     slowest test of the call that finished)). The zygote applies it (confine.c);
@@ -64,20 +64,20 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: _Loop
     return min(cpu, max(rule.floor, ref, rule.factor * slowest_ms / 1000))
 
 
-class _Job:
+class Job:
     __slots__ = ("checker", "done", "error", "hash", "heads", "held", "limits", "max_wall",
                  "on_first", "payload", "program", "remaining", "results", "serial", "tests",
                  "timed_out", "trace")
 
     def __init__(self, program: Program, tests: Sequence[Test], limits: Limits, checker: Checker,
-                 trace: bool, rule: _LoopRule = _LoopRule()) -> None:
+                 trace: bool, rule: LoopRule = LoopRule()) -> None:
         self.program = program
         self.tests = list(tests)
         self.limits = limits
         self.serial = next(_serials) & 0xFFFFFFFF
         #: chunks the pool queues only once the job's first result is in (pool.run)
-        self.held: list[_Chunk] = []
-        self.on_first: Callable[[_Job], None] | None = None
+        self.held: list[Chunk] = []
+        self.on_first: Callable[[Job], None] | None = None
         #: a test of this job timed out: chunks sent from now on start under the loop rule
         self.timed_out = False
         own = [test_limits(t, limits) for t in self.tests]
@@ -120,19 +120,19 @@ class _Job:
                 self.done.set_result(None)
 
 
-class _Chunk:
+class Chunk:
     __slots__ = ("attempt", "indices", "job")
 
-    def __init__(self, job: _Job, indices: list[int], attempt: int = 0) -> None:
+    def __init__(self, job: Job, indices: list[int], attempt: int = 0) -> None:
         self.job = job
         self.indices = indices
         self.attempt = attempt
 
 
-def _test_input(job: _Job, index: int) -> bytes:
+def test_input(job: Job, index: int) -> bytes:
     """The payload of test ``index``'s TEST frame: its head (limits), then its input."""
     test = job.tests[index]
     head = TEST_HEAD.pack(*job.heads[index], HEAD_START_TIGHT if job.timed_out else 0)
     if job.program.kind == "call":
-        return head + _ARGS.encode([test.args or [], test.kwargs or {}])
+        return head + ARGS.encode([test.args or [], test.kwargs or {}])
     return head + (test.input or "").encode()

@@ -48,19 +48,19 @@ from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .cgroups import CgroupTree
 from .config import SandboxConfig
 from .host import (
-    _SCRATCH_PREFIX,
-    _UID_SLOT,
-    _claim_uid_range,
-    _host_paths,
-    _HostPaths,
-    _sweep_stale_scratch,
-    _uid_alive,
+    SCRATCH_PREFIX,
+    UID_SLOT,
+    HostPaths,
+    claim_uid_range,
     confinement_report,
+    host_paths,
+    sweep_stale_scratch,
+    uid_alive,
 )
 from .interface import SandboxStatistics
-from .jobs import _Chunk, _Job, _LoopRule
-from .process import _start_worker, _Worker, _WorkerDied, _WorkerTimeout
-from .results import _compile_failure
+from .jobs import Chunk, Job, LoopRule
+from .process import Worker, WorkerDied, WorkerTimeout, start_worker
+from .results import compile_failure
 
 __all__ = ["SandboxConfig", "SandboxPool", "SandboxStatistics"]
 
@@ -77,10 +77,10 @@ class SandboxPool:
         if n < 1:
             raise SandboxError("workers must be at least 1")
         self._n = n
-        self._workers: list[_Worker | None] = [None] * n
-        self._busy: list[_Chunk | None] = [None] * n  # the chunk each slot is serving
+        self._workers: list[Worker | None] = [None] * n
+        self._busy: list[Chunk | None] = [None] * n  # the chunk each slot is serving
         self._tasks: list[asyncio.Task[None] | None] = []
-        self._queue: deque[_Chunk] = deque()
+        self._queue: deque[Chunk] = deque()
         self._wakeup: asyncio.Condition | None = None
         self._admit: asyncio.Semaphore | None = None
         self._base: str | None = None
@@ -103,8 +103,8 @@ class SandboxPool:
         self._internal_errors = 0
         self._last_error: str | None = None
         self._stderr_tails: list[deque[bytes]] = [deque(maxlen=16) for _ in range(n)]
-        self._static: _HostPaths | None = None
-        self._holding: set[_Job] = set()  # jobs with chunks held back until a first result
+        self._static: HostPaths | None = None
+        self._holding: set[Job] = set()  # jobs with chunks held back until a first result
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -121,18 +121,18 @@ class SandboxPool:
         self._started = True
         self._wakeup = asyncio.Condition()
         self._admit = asyncio.Semaphore(self.config.max_jobs or 4 * self._n)
-        self._static = _host_paths(self.config.allowed_packages)
-        _sweep_stale_scratch()
+        self._static = host_paths(self.config.allowed_packages)
+        sweep_stale_scratch()
         if os.getuid() == 0 and self.config.confine:
             if self.config.uid_base is None:
-                self._uid_base, self._uid_lock, self._uid_lock_path = _claim_uid_range()
+                self._uid_base, self._uid_lock, self._uid_lock_path = claim_uid_range()
             else:
                 self._uid_base = self.config.uid_base
-            if self._n > _UID_SLOT:
-                raise SandboxError(f"at most {_UID_SLOT} workers per pool")
+            if self._n > UID_SLOT:
+                raise SandboxError(f"at most {UID_SLOT} workers per pool")
         if self.config.confine:
             self._cgroups, self._cgroups_missing = CgroupTree.create(CgroupTree.unique_name())
-        self._base = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
+        self._base = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
         os.chmod(self._base, 0o711)  # an unprivileged child may traverse, not list
         try:
             workers = await asyncio.gather(*(self._spawn(i) for i in range(self._n)))
@@ -164,7 +164,7 @@ class SandboxPool:
         for i in range(self._n):
             self._start_slot(i)
 
-    async def _spawn(self, index: int) -> _Worker:
+    async def _spawn(self, index: int) -> Worker:
         """A new worker for slot ``index``: a uid no live process has, cgroups of its own."""
         assert self._base is not None and self._static is not None
         self._spawns += 1
@@ -174,7 +174,7 @@ class SandboxPool:
             cgroup = await asyncio.to_thread(self._cgroups.worker, f"w{index}-{self._spawns}",
                                              self.config.nproc + 2)
         try:
-            return await _start_worker(index, self.config, self._static, self._base, uid,
+            return await start_worker(index, self.config, self._static, self._base, uid,
                                        self._stderr_tails[index], cgroup)
         except BaseException:
             if cgroup is not None:
@@ -187,10 +187,10 @@ class SandboxPool:
         A worker's PID namespace ends everything of its uid before the worker is
         reaped, so this only proves it; a uid with a live process is skipped."""
         held = {w.uid for w in self._workers if w is not None}
-        for _ in range(_UID_SLOT):
-            uid = self._uid_base + self._uid_next % _UID_SLOT
+        for _ in range(UID_SLOT):
+            uid = self._uid_base + self._uid_next % UID_SLOT
             self._uid_next += 1
-            if uid not in held and not _uid_alive(uid):
+            if uid not in held and not uid_alive(uid):
                 return uid
         raise SandboxError("every sandbox uid of the pool's range has a live process")
 
@@ -299,16 +299,16 @@ class SandboxPool:
             if size_of_source > self.config.max_source_bytes:
                 text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
                         f"sandbox's limit of {self.config.max_source_bytes}")
-                return [_compile_failure(t, text) for t in tests]
-            job = _Job(program, tests, limits, checker, trace,
-                       _LoopRule(self.config.loop_factor, self.config.loop_floor))
+                return [compile_failure(t, text) for t in tests]
+            job = Job(program, tests, limits, checker, trace,
+                       LoopRule(self.config.loop_factor, self.config.loop_floor))
             # Spread a job over the workers that are idle now; with none idle (other jobs
             # queued), keep it whole: one zygote per program instead of one per worker
             # (a load and a compile each), and a looping program's first full-limit
             # timeout happens once, not on every worker at once.
             idle = sum(b is None for b in self._busy) - len(self._queue)
             size = max(1, min(self.config.chunk, -(-len(job.tests) // max(1, min(idle, self._n)))))
-            chunks = [_Chunk(job, list(range(start, min(start + size, len(job.tests)))))
+            chunks = [Chunk(job, list(range(start, min(start + size, len(job.tests)))))
                       for start in range(0, len(job.tests), size)]
             # The job's other chunks wait for its first result (one test's time, ~2 ms for
             # most programs): a program that loops on its first test then times out
@@ -326,7 +326,7 @@ class SandboxPool:
         finally:
             self._admit.release()
 
-    def _release(self, job: _Job) -> None:
+    def _release(self, job: Job) -> None:
         """Queue the chunks ``job`` held back until its first result (see ``run``)."""
         held, job.held = job.held, []
         self._holding.discard(job)
@@ -340,7 +340,7 @@ class SandboxPool:
 
     # -- workers -----------------------------------------------------------
 
-    async def _next_chunk(self, worker: _Worker | None) -> _Chunk:
+    async def _next_chunk(self, worker: Worker | None) -> Chunk:
         assert self._wakeup is not None
         async with self._wakeup:
             while not self._queue:
@@ -355,7 +355,7 @@ class SandboxPool:
                         return chunk
             return self._queue.popleft()
 
-    def _start_slot(self, index: int, stale: _Worker | None = None) -> None:
+    def _start_slot(self, index: int, stale: Worker | None = None) -> None:
         task = asyncio.create_task(self._serve(index, stale),
                                    name=f"pairbench-sandbox-slot-{index}")
         task.add_done_callback(partial(self._slot_ended, index))
@@ -386,12 +386,12 @@ class SandboxPool:
         self._internal_errors += 1
         self._last_error = message[:1000]
 
-    async def _serve(self, index: int, stale: _Worker | None = None) -> None:
+    async def _serve(self, index: int, stale: Worker | None = None) -> None:
         """One worker slot: take chunks, run them; only cancellation ends it."""
         if stale is not None:
             await stale.kill()
         while True:
-            chunk: _Chunk | None = None
+            chunk: Chunk | None = None
             try:
                 chunk = self._busy[index] = await self._next_chunk(self._workers[index])
                 await self._serve_chunk(index, chunk)
@@ -411,13 +411,13 @@ class SandboxPool:
                 await asyncio.sleep(0.1)  # no busy loop if the error repeats
             self._busy[index] = None
 
-    def _abandon(self, chunk: _Chunk, reason: str) -> None:
+    def _abandon(self, chunk: Chunk, reason: str) -> None:
         job = chunk.job
         for i in chunk.indices:
             if job.results[i] is None:
                 job.finish(i, self._fault(job.tests[i], reason))
 
-    async def _serve_chunk(self, index: int, chunk: _Chunk) -> None:
+    async def _serve_chunk(self, index: int, chunk: Chunk) -> None:
         """Run ``chunk`` on the slot's worker; a worker that dies, misses a deadline
         or fails in any other way is replaced and the unfinished tests retried once."""
         job = chunk.job
@@ -432,9 +432,9 @@ class SandboxPool:
                                        self._fault, self._tested)
                 return
             except Exception as exc:
-                if isinstance(exc, _WorkerTimeout):
+                if isinstance(exc, WorkerTimeout):
                     self._timeouts += 1
-                elif not isinstance(exc, _WorkerDied):
+                elif not isinstance(exc, WorkerDied):
                     self._note_error(f"serving a chunk: {type(exc).__name__}: {exc}")
                 reason = str(exc) or type(exc).__name__
             left = [i for i in chunk.indices if job.results[i] is None]
@@ -448,9 +448,9 @@ class SandboxPool:
                 return
             if not left:
                 return
-            chunk = _Chunk(job, left, attempt=1)
+            chunk = Chunk(job, left, attempt=1)
 
-    async def _respawn(self, index: int, chunk: _Chunk, reason: str) -> _Worker | None:
+    async def _respawn(self, index: int, chunk: Chunk, reason: str) -> Worker | None:
         """A new worker for the slot, or None after failing the chunk's open tests."""
         self._restarts += 1
         try:

@@ -27,9 +27,9 @@ from ..core.failures import NONZERO_EXIT
 from ..core.types import Test, TestResult, Verdict
 from .cgroups import WorkerCgroup
 from .config import SandboxConfig
-from .host import _HostPaths, _worker_env
-from .jobs import _Chunk, _Job, _test_input
-from .results import _SIGNALS, _compile_failure, _decode_result, _signal_name
+from .host import HostPaths, worker_env
+from .jobs import Chunk, Job, test_input
+from .results import SIGNAL_NAMES, compile_failure, decode_result, signal_name
 from .wire import (
     EXIT_COMPILE_CPU,
     HEADER,
@@ -45,28 +45,28 @@ from .wire import (
     ZDIED,
 )
 
-__all__ = ["_WORKER", "_Worker", "_WorkerDied", "_WorkerTimeout", "_start_worker"]
+__all__ = ["WORKER", "Worker", "WorkerDied", "WorkerTimeout", "start_worker"]
 
-_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 
 
 @functools.cache
 def _worker_source() -> str:
     """worker.py's text: the worker runs it with ``-c``, so that no code object, frame or
     ``sys.argv`` of the interpreter a program inherits names the package's directory."""
-    with open(_WORKER, encoding="utf-8") as f:
+    with open(WORKER, encoding="utf-8") as f:
         return f.read()
 
 
-class _WorkerDied(Exception):
+class WorkerDied(Exception):
     """The worker process (or its zygote) ended while serving a chunk."""
 
 
-class _WorkerTimeout(_WorkerDied):
+class WorkerTimeout(WorkerDied):
     """The worker sent no frame before its deadline (frozen or wedged): it is killed."""
 
 
-class _ZygoteDied(_WorkerDied):
+class _ZygoteDied(WorkerDied):
     """The zygote ended abnormally. While the pool awaited a test's result, one of the
     program's test children was running (or about to): that is the program's doing,
     since nothing else in the zygote's PID namespace runs its code. While loading, a
@@ -86,13 +86,13 @@ class _ZygoteDied(_WorkerDied):
         if self.oom:
             return TestResult(id=test.id, verdict=Verdict.MLE, error="killed by the OOM killer")
         # the status is the program's to pick: named from the closed vocabulary only
-        error = (_signal_name(os.WTERMSIG(self.status)) if os.WIFSIGNALED(self.status)
+        error = (signal_name(os.WTERMSIG(self.status)) if os.WIFSIGNALED(self.status)
                  else NONZERO_EXIT)
         return TestResult(id=test.id, verdict=Verdict.RE,
                           error=error, stderr=f"the program's zygote ended ({error})")
 
 
-class _Worker:
+class Worker:
     """One worker process, the pipes to it, and the cgroups of its programs."""
 
     def __init__(self, index: int, proc: asyncio.subprocess.Process, report: dict[str, Any],
@@ -112,9 +112,9 @@ class _Worker:
             op, n = HEADER.unpack(head)
             payload = await self.proc.stdout.readexactly(n) if n else b""
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            raise _WorkerDied("worker exited") from exc
+            raise WorkerDied("worker exited") from exc
         if op == OP_FATAL:
-            raise _WorkerDied(payload.decode("utf-8", "replace"))
+            raise WorkerDied(payload.decode("utf-8", "replace"))
         if op == OP_ZDIED:
             status, oom = ZDIED.unpack(payload)
             self.loaded = None
@@ -132,9 +132,9 @@ class _Worker:
         try:
             await self.proc.stdin.drain()
         except (ConnectionError, BrokenPipeError) as exc:
-            raise _WorkerDied("worker pipe closed") from exc
+            raise WorkerDied("worker pipe closed") from exc
 
-    async def load(self, job: _Job) -> None:
+    async def load(self, job: Job) -> None:
         if self.loaded == job.hash:
             return
         if self.loaded is not None:
@@ -144,11 +144,11 @@ class _Worker:
         await self.drain()
         op, payload = await self.frame()
         if op != OP_LOADED:
-            raise _WorkerDied(f"unexpected frame {op} after LOAD")
+            raise WorkerDied(f"unexpected frame {op} after LOAD")
         self.loaded = job.hash
         self.compile_error = payload[1:].decode("utf-8", "replace") if payload[:1] == b"\x01" else None
 
-    async def run_chunk(self, chunk: _Chunk, load_grace: float, result_grace: float,
+    async def run_chunk(self, chunk: Chunk, load_grace: float, result_grace: float,
                         fault: Callable[[Test, str], TestResult],
                         tested: Callable[[TestResult], None]) -> None:
         """Run ``chunk``: load its program, send each test it has not finished and give
@@ -156,7 +156,7 @@ class _Worker:
         does not compile fails every test of the chunk; a test whose input cannot be
         encoded is ``fault``'s. Deadlines: LOADED within ``load_grace``, then each RESULT
         within the test's wall limit plus ``result_grace`` after the previous frame; a
-        worker that misses one raises _WorkerTimeout."""
+        worker that misses one raises WorkerTimeout."""
         job = chunk.job
         loop = asyncio.get_running_loop()
         # one timer for the whole chunk, moved on at every frame (a wait_for per
@@ -181,9 +181,9 @@ class _Worker:
                             return
                         deadline.reschedule(loop.time() + load_grace)
         except TimeoutError as exc:
-            raise _WorkerTimeout("the worker sent no frame before its deadline") from exc
+            raise WorkerTimeout("the worker sent no frame before its deadline") from exc
 
-    async def _run_once(self, chunk: _Chunk, deadline: asyncio.Timeout, result_grace: float,
+    async def _run_once(self, chunk: Chunk, deadline: asyncio.Timeout, result_grace: float,
                         fault: Callable[[Test, str], TestResult],
                         tested: Callable[[TestResult], None]) -> None:
         """Load the chunk's program and run the tests it has not finished; a zygote
@@ -207,14 +207,14 @@ class _Worker:
         if job.error is not None:
             for i in chunk.indices:
                 if job.results[i] is None:
-                    job.finish(i, _compile_failure(job.tests[i], job.error))
+                    job.finish(i, compile_failure(job.tests[i], job.error))
             return
         pending: deque[int] = deque()
         for i in chunk.indices:
             if job.results[i] is not None:
                 continue
             try:
-                data = _test_input(job, i)
+                data = test_input(job, i)
             except Exception as exc:  # the test's own arguments cannot be encoded
                 job.finish(i, fault(job.tests[i], f"test input: {exc}"))
                 continue
@@ -232,10 +232,10 @@ class _Worker:
                 died.head = pending[0]
                 raise
             if op != OP_RESULT:
-                raise _WorkerDied(f"unexpected frame {op} while running tests")
+                raise WorkerDied(f"unexpected frame {op} while running tests")
             deadline.reschedule(loop.time() + step)
             i = pending.popleft()
-            result = _decode_result(job, job.tests[i], payload)
+            result = decode_result(job, job.tests[i], payload)
             tested(result)
             job.finish(i, result)
 
@@ -282,13 +282,13 @@ class _Worker:
 
 def _describe_status(status: int) -> str:
     if os.WIFSIGNALED(status):
-        return _SIGNALS.get(os.WTERMSIG(status), f"signal {os.WTERMSIG(status)}")
+        return SIGNAL_NAMES.get(os.WTERMSIG(status), f"signal {os.WTERMSIG(status)}")
     return f"exit {os.WEXITSTATUS(status)}"
 
 
-async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, base: str,
+async def start_worker(index: int, config: SandboxConfig, host: HostPaths, base: str,
                         uid: int, tail: deque[bytes],
-                        cgroup: WorkerCgroup | None = None) -> _Worker:
+                        cgroup: WorkerCgroup | None = None) -> Worker:
     """Start worker ``index`` in its directory under ``base`` (its programs as ``uid``
     when >= 0, in ``cgroup`` when given) and wait for its READY report; ``tail`` keeps
     the end of its stderr for the error raised when it fails to start (SandboxError)."""
@@ -321,19 +321,19 @@ async def _start_worker(index: int, config: SandboxConfig, host: _HostPaths, bas
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_worker_env(scratch),
+        env=worker_env(scratch),
         cwd="/",
         start_new_session=True,
     )
     assert proc.stderr is not None
     asyncio.create_task(_drain_stderr(proc.stderr, tail))
-    worker = _Worker(index, proc, {}, uid, cgroup)
+    worker = Worker(index, proc, {}, uid, cgroup)
     try:
         op, payload = await asyncio.wait_for(worker.frame(), timeout=config.load_grace)
         if op != OP_READY:
             raise SandboxError(f"sandbox worker sent frame {op} instead of READY")
         worker.report = json.loads(payload)
-    except (_WorkerDied, asyncio.TimeoutError, ValueError, SandboxError) as exc:
+    except (WorkerDied, asyncio.TimeoutError, ValueError, SandboxError) as exc:
         await worker.kill()
         if isinstance(exc, SandboxError):
             raise

@@ -24,15 +24,15 @@ from ..core.failures import (
 )
 from ..core.types import Test, TestResult, Verdict
 from .compare import compare_output, values_equal
-from .jobs import _ARGS, _Job
+from .jobs import ARGS, Job
 from .wire import FLAG_CONFINED, FLAG_CPU_TIMEOUT, FLAG_OOM, FLAG_WALL_TIMEOUT, RESULT
 from .worker import OPAQUE_KINDS
 
 __all__ = [
-    "_SIGNALS",
-    "_signal_name",
-    "_compile_failure",
-    "_decode_result",
+    "SIGNAL_NAMES",
+    "signal_name",
+    "compile_failure",
+    "decode_result",
 ]
 
 #: A RESULT frame starts with a ``wire.RESULT`` (sandbox/confine.c's struct result_block): wait status, flags, CPU and
@@ -40,16 +40,16 @@ __all__ = [
 #: left in scratch and its output files (kB), then the lengths of stdout, stderr, report and
 #: fault text.
 _CHANNEL = msgspec.json.Decoder()
-_SIGNALS = {int(s): s.name for s in signal.Signals}
+SIGNAL_NAMES = {int(s): s.name for s in signal.Signals}
 
 
-def _signal_name(sig: int) -> str:
+def signal_name(sig: int) -> str:
     """A terminating signal in the closed vocabulary: its name, or one fixed word for a
     number without one (the program picks the number)."""
-    return _SIGNALS.get(sig, UNNAMED_SIGNAL)
+    return SIGNAL_NAMES.get(sig, UNNAMED_SIGNAL)
 
 
-def _compile_failure(test: Test, text: str) -> TestResult:
+def compile_failure(test: Test, text: str) -> TestResult:
     """A program that did not compile: RE with the compiler's exception class
     (SyntaxError, ValueError for NUL bytes, RecursionError...), or MLE when
     compiling it went over the job's memory budget."""
@@ -168,7 +168,7 @@ def _value_refusal(raw: msgspec.Raw, expected: Any) -> str | None:
     """Why the returned value (its raw JSON) cannot be ``expected``, judged without
     decoding it; None when it has to be decoded and compared."""
     try:
-        text = _ARGS.encode(expected)
+        text = ARGS.encode(expected)
     except Exception:  # no JSON form (never for a decoded test): compare as before
         return None
     if len(raw) > _VALUE_FACTOR * len(text) + _VALUE_MARGIN:
@@ -178,7 +178,7 @@ def _value_refusal(raw: msgspec.Raw, expected: Any) -> str | None:
     return None
 
 
-def _traced_lines(job: _Job, raw: msgspec.Raw | msgspec.UnsetType) -> list[int] | None:
+def _traced_lines(job: Job, raw: msgspec.Raw | msgspec.UnsetType) -> list[int] | None:
     """The report's lines, refused (ValueError: the report is corrupt) when longer
     than the program's source allows or off-shape."""
     if raw is msgspec.UNSET:
@@ -196,7 +196,7 @@ def _kept_output(stdout: str, test: Test) -> str:
     return stdout if len(stdout) <= keep else stdout[:keep]
 
 
-def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
+def decode_result(job: Job, test: Test, payload: bytes) -> TestResult:
     """The TestResult of one RESULT frame. Never raises, whatever the bytes: a frame
     or report that cannot be read is the program's doing (RE, "corrupt result
     report"); a value that cannot be compared is a wrong one (WA)."""
@@ -206,7 +206,7 @@ def _decode_result(job: _Job, test: Test, payload: bytes) -> TestResult:
         return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
 
 
-def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
+def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
     if len(payload) < RESULT.size:
         return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
     (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, n_out, n_err,
@@ -268,7 +268,7 @@ def _decode(job: _Job, test: Test, payload: bytes) -> TestResult:
             or common["memory_kb"] > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:
-        return result(Verdict.RE, error=_signal_name(sig))
+        return result(Verdict.RE, error=signal_name(sig))
     if corrupt:
         return result(Verdict.RE, error=_CORRUPT)
     if exc is not None or code != 0:

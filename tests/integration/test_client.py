@@ -32,9 +32,14 @@ from pairbench_async.core.errors import (
 )
 from pairbench_async.core.types import Completion, Message, Usage
 from pairbench_async.models.client import OpenAIClient
-from pairbench_async.models.endpoint import ClientStatistics, EndpointSettings, estimate_tokens, parse_model_spec
-from pairbench_async.models.interface import ModelClient
+from pairbench_async.models.endpoint import (
+    ClientStatistics,
+    EndpointSettings,
+    estimate_tokens,
+    parse_model_spec,
+)
 from pairbench_async.models.http_outcomes import parse_retry_after
+from pairbench_async.models.interface import ModelClient
 from tests.integration.fault_server import FaultServer
 
 HELLO = [Message("user", "hello")]

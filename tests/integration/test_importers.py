@@ -32,19 +32,19 @@ from pairbench_async.core.errors import ConfigError, DatasetError
 from pairbench_async.core.types import Checker, Instance, Test, Verdict
 from pairbench_async.datasets.files import read_instances
 from pairbench_async.datasets.importers import FORMATS, ImportOptions, ImportReport, import_dataset
-from pairbench_async.datasets.importers._codeforces_rows import (
+from pairbench_async.datasets.importers.codeforces import lines_of_code
+from pairbench_async.datasets.importers.codeforces_rows import (
     is_truncated,
     parse_megabytes,
     parse_seconds,
 )
-from pairbench_async.datasets.importers._record_calls import (
+from pairbench_async.datasets.importers.humaneval import blank_program
+from pairbench_async.datasets.importers.record_calls import (
     EXACT,
     TOLERANT,
     checker_for,
     strip_check_calls,
 )
-from pairbench_async.datasets.importers.codeforces import lines_of_code
-from pairbench_async.datasets.importers.humaneval import blank_program
 from pairbench_async.sandbox.pool import SandboxPool
 from pairbench_async.sandbox.worker import HIDDEN
 

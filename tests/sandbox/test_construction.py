@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
-from pairbench_async.sandbox.host import _uid_alive
+from pairbench_async.sandbox.host import uid_alive
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 IS_ROOT = os.getuid() == 0
@@ -286,7 +286,7 @@ async def test_a_respawned_worker_never_takes_a_uid_in_use() -> None:
         assert [r.verdict for r in results] == [Verdict.AC] * 4
         new = pool._workers[0]
         assert new is not None and new.uid != old
-        assert not _uid_alive(old)
+        assert not uid_alive(old)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="cgroups are made only as root")

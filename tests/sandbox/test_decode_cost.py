@@ -105,7 +105,7 @@ def _child(name: str) -> dict[str, Any]:
 
     kind, source, answer, trace = ATTACKS[name]
     decode_times: list[float] = []
-    decode = _process._decode_result
+    decode = _process.decode_result
 
     def timed(*args: Any) -> Any:
         start = time.perf_counter()
@@ -114,7 +114,7 @@ def _child(name: str) -> dict[str, Any]:
         finally:
             decode_times.append(time.perf_counter() - start)
 
-    _process._decode_result = timed  # type: ignore[assignment]
+    _process.decode_result = timed  # type: ignore[assignment]
     if kind == "call":
         program = Program(source=source, kind="call", entry_point="solve")
         tests = [Test(id=f"t{i}", args=[1], expected=answer) for i in range(TESTS_PER_JOB)]
@@ -262,20 +262,20 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
     import asyncio
 
     from pairbench_async.core.types import Checker, Limits, Program
-    from pairbench_async.sandbox.jobs import _Job
-    from pairbench_async.sandbox.results import _decode_result
+    from pairbench_async.sandbox.jobs import Job
+    from pairbench_async.sandbox.results import decode_result
     from pairbench_async.sandbox.wire import FLAG_CONFINED, RESULT
 
     program = (Program(source=source, kind="call", entry_point="f") if program_kind == "call"
                else Program(source=source))
 
     async def make() -> Any:
-        return _Job(program, [], Limits(), Checker(), trace)
+        return Job(program, [], Limits(), Checker(), trace)
 
     job = asyncio.run(make())
     head = RESULT.pack(0, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, len(out), 0, len(chan),
                         0)
-    return _decode_result(job, test, head + out + chan)
+    return decode_result(job, test, head + out + chan)
 
 
 def test_the_size_bound_is_relative_to_the_expected_value() -> None:

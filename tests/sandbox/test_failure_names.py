@@ -13,11 +13,11 @@ import pytest
 
 from pairbench_async.core.failures import PROGRAM_DEFINED
 from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
-from pairbench_async.sandbox.jobs import _Job
+from pairbench_async.sandbox.jobs import Job
 from pairbench_async.sandbox.pool import SandboxPool
 from pairbench_async.sandbox.results import (
-    _compile_failure,
-    _decode_result,
+    compile_failure,
+    decode_result,
 )
 from pairbench_async.sandbox.wire import FLAG_CONFINED, RESULT
 
@@ -64,17 +64,17 @@ async def test_compile_failures_keep_their_builtin_name() -> None:
     async with SandboxPool(workers=1) as pool:
         (result,) = await pool.run(Program(source="def broken(:\n"), [TEST])
     assert (result.verdict, result.error) == (Verdict.RE, "SyntaxError")
-    assert _compile_failure(TEST, f"_{CANARY}: what a worker never sends").error == PROGRAM_DEFINED
-    assert _compile_failure(TEST, "SourceTooLarge: the program has 9 bytes").error == "SourceTooLarge"
-    assert _compile_failure(TEST, "no name at all").error == "SyntaxError"
+    assert compile_failure(TEST, f"_{CANARY}: what a worker never sends").error == PROGRAM_DEFINED
+    assert compile_failure(TEST, "SourceTooLarge: the program has 9 bytes").error == "SourceTooLarge"
+    assert compile_failure(TEST, "no name at all").error == "SyntaxError"
 
 
 def _decoded(chan: bytes) -> str | None:
-    async def job() -> _Job:
-        return _Job(Program(source="pass\n"), [], Limits(), Checker(), False)
+    async def job() -> Job:
+        return Job(Program(source="pass\n"), [], Limits(), Checker(), False)
 
     head = RESULT.pack(1 << 8, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, len(chan), 0)
-    return _decode_result(asyncio.run(job()), TEST, head + chan).error
+    return decode_result(asyncio.run(job()), TEST, head + chan).error
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ SANITY_TESTS = [Test(id="s1", input="21\n", output="42\n")]
 # the directories on the way to them); every other host path is absent there.
 _WORKER_MODULE = importlib.import_module("pairbench_async.sandbox.worker")
 IN_ROOT = tuple(os.path.realpath(p) for p in
-                [*host_module._host_paths(SandboxConfig().allowed_packages)[0],
+                [*host_module.host_paths(SandboxConfig().allowed_packages)[0],
                  *_WORKER_MODULE.DEVICES])
 
 
@@ -188,12 +188,12 @@ def _sandbox_processes() -> list[psutil.Process]:
     processes on the machine (another test run, a developer's sweep) are not ours. A
     process with a sandbox uid (as root) whose command line names no pool at all (a
     child that rewrote its argv) counts as ours."""
-    mine = f"{host_module._SCRATCH_PREFIX}{os.getpid()}-"
+    mine = f"{host_module.SCRATCH_PREFIX}{os.getpid()}-"
     out = []
     for p in psutil.process_iter(["uids", "cmdline"]):
         try:
             uids, cmdline = p.info["uids"], p.info["cmdline"] or []
-            if any(host_module._SCRATCH_PREFIX in arg for arg in cmdline):
+            if any(host_module.SCRATCH_PREFIX in arg for arg in cmdline):
                 if any(mine in arg for arg in cmdline):  # a pool's process: ours?
                     out.append(p)
             elif uids and uids.real >= host_module.UID_FLOOR:

@@ -495,7 +495,7 @@ def _check_hidden_listing(host: Host, results: list[TestResult]) -> list[str]:
         data = json.loads(results[0].stdout)
     except ValueError:
         return [f"unexpected output {results[0].stdout[:300]!r}"]
-    extra = host_module._extra_sys_paths(host_module._package_origins(("numpy",)))
+    extra = host_module.extra_sys_paths(host_module.package_origins(("numpy",)))
     allowed = {data["cwd"], sys.base_prefix, sys.prefix, *extra}
     allowed |= {os.path.realpath(p) for p in allowed}
     shown = {}

@@ -54,7 +54,7 @@ import pytest_asyncio
 
 import pairbench_async
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox.host import _UID_SLOT, _claim_uid_range, _host_paths
+from pairbench_async.sandbox.host import UID_SLOT, claim_uid_range, host_paths
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 
 HERE = Path(__file__).parent
@@ -98,11 +98,11 @@ def own_uid_range():
     """(lo, hi): a range of sandbox uids held, like a pool's, by a lock file, so that no
     other pool (of this run or another) uses it meanwhile; whatever of it is left at the
     end is killed (by pid: only this test's processes run under it)."""
-    base, fd, path = _claim_uid_range()
+    base, fd, path = claim_uid_range()
     try:
-        yield base, base + _UID_SLOT
+        yield base, base + UID_SLOT
     finally:
-        end_range(base, base + _UID_SLOT)
+        end_range(base, base + UID_SLOT)
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)
@@ -223,7 +223,7 @@ def io_setup_works() -> bool:
 def allowlist() -> list[str]:
     """Host paths a sandboxed program may legitimately find: the read allowlist, the
     interpreter's prefixes, the allowed packages' site-packages, the devices."""
-    read, extra, _, _ = _host_paths(SandboxConfig().allowed_packages)
+    read, extra, _, _ = host_paths(SandboxConfig().allowed_packages)
     paths = set(read) | set(extra) | {sys.prefix, sys.base_prefix}
     paths |= {os.path.realpath(p) for p in paths}
     paths |= {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"}

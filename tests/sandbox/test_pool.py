@@ -11,7 +11,7 @@ import pytest
 
 from pairbench_async.core.types import Checker, Limits, Program, Test, Verdict
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
-from pairbench_async.sandbox.process import _Worker
+from pairbench_async.sandbox.process import Worker
 from tests.waiting import running_test_child, until
 
 ADD = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
@@ -19,13 +19,13 @@ ADD = Program(source="a, b = map(int, input().split())\nprint(a + b)\n")
 
 async def test_expected_outputs_never_reach_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[bytes] = []
-    original = _Worker.write
+    original = Worker.write
 
-    def spy(self: _Worker, op: int, payload: bytes = b"") -> None:
+    def spy(self: Worker, op: int, payload: bytes = b"") -> None:
         sent.append(payload)
         original(self, op, payload)
 
-    monkeypatch.setattr(_Worker, "write", spy)
+    monkeypatch.setattr(Worker, "write", spy)
     tests = [Test(id=str(i), input=f"{i} 1\n", output=f"{i + 1} EXPECTED-CANARY\n") for i in range(20)]
     calls = [Test(id="c", args=[1], kwargs={"b": 2}, expected="EXPECTED-CANARY")]
     async with SandboxPool(workers=2) as pool:

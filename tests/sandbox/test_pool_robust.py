@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 from pairbench_async.core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox import process as process_module
 from pairbench_async.sandbox import results as results_module
-from pairbench_async.sandbox.jobs import _Job
+from pairbench_async.sandbox.jobs import Job
 from pairbench_async.sandbox.pool import SandboxConfig, SandboxPool
 from pairbench_async.sandbox.results import (
     _MAX_DEPTH,
-    _decode_result,
+    decode_result,
 )
 from pairbench_async.sandbox.wire import FLAG_CONFINED, FLAG_WALL_TIMEOUT, RESULT
 from tests.waiting import running_test_child, until
@@ -49,9 +49,9 @@ LIMITS = Limits(time_limit=1.0, memory_limit_mb=64, output_limit=4096)
 
 
 @functools.cache
-def _job(kind: str, trace: bool = False) -> _Job:
-    async def make() -> _Job:  # a _Job wants a running loop (for its future) only to be built
-        return _Job(STDIO if kind == "stdio" else CALL, [], LIMITS, Checker(), trace)
+def _job(kind: str, trace: bool = False) -> Job:
+    async def make() -> Job:  # a Job wants a running loop (for its future) only to be built
+        return Job(STDIO if kind == "stdio" else CALL, [], LIMITS, Checker(), trace)
 
     return asyncio.run(make())
 
@@ -76,7 +76,7 @@ def a_test(kind: str, expected: Any = 1, output: str | None = "1\n") -> Test:
 
 def decode(chan: bytes, *, kind: str = "call", expected: Any = 1, output: str | None = "1\n",
            trace: bool = False, **kw: Any) -> TestResult:
-    return _decode_result(_job(kind, trace), a_test(kind, expected, output), frame(chan=chan, **kw))
+    return decode_result(_job(kind, trace), a_test(kind, expected, output), frame(chan=chan, **kw))
 
 
 def _depth(value: Any) -> int:
@@ -181,7 +181,7 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
        trace=st.booleans())
 def test_decode_never_raises_on_random_payloads(payload: bytes, kind: str, trace: bool) -> None:
     test = a_test(kind)
-    check(_decode_result(_job(kind, trace), test, payload), payload, test)
+    check(decode_result(_job(kind, trace), test, payload), payload, test)
 
 
 @FUZZ
@@ -203,7 +203,7 @@ def test_decode_never_raises_on_random_fields(status: int, flags: int, nums: tup
     payload = frame(status=status, flags=flags, cpu_us=nums[0], wall_us=nums[1], maxrss_kb=nums[2],
                     base_kb=nums[3], out=out, err=err, chan=chan, fault=fault, lens=lens)
     test = a_test(kind, output=output)
-    check(_decode_result(_job(kind, trace), test, payload), payload, test)
+    check(decode_result(_job(kind, trace), test, payload), payload, test)
 
 
 @FUZZ
@@ -230,7 +230,7 @@ def test_decode_never_raises_on_random_reports(report: Any, kind: str, trace: bo
         chan = chan[: len(chan) // 2]
     test = a_test(kind, expected, output)
     payload = frame(status=status, out=stdout, chan=chan)
-    check(_decode_result(_job(kind, trace), test, payload), payload, test)
+    check(decode_result(_job(kind, trace), test, payload), payload, test)
 
 
 @pytest.mark.parametrize("chan", DEEP_CHANNELS, ids=lambda c: f"{c[:12]!r}..{len(c)}")
@@ -238,7 +238,7 @@ def test_decode_never_raises_on_random_reports(report: Any, kind: str, trace: bo
 def test_decode_survives_deep_channels(chan: bytes, kind: str) -> None:
     test = a_test(kind)
     payload = frame(out=b"1\n", chan=chan)
-    result = _decode_result(_job(kind, True), test, payload)
+    result = decode_result(_job(kind, True), test, payload)
     check(result, payload, test)
     if kind == "call" and _depth_of_text(chan) > _MAX_DEPTH:
         assert result.verdict in (Verdict.RE, Verdict.WA) and result.value is msgspec.UNSET
@@ -301,7 +301,7 @@ def test_decode_verdicts_of_tampered_reports() -> None:
     # the sandbox's own failure stays SF
     assert decode(b"", flags=0, fault=b"no seccomp").verdict is Verdict.SF
     # a truncated frame is corrupt, not a fault
-    assert _decode_result(_job("call"), Test(id="t", args=[]), frame()[:10]).verdict is Verdict.RE
+    assert decode_result(_job("call"), Test(id="t", args=[]), frame()[:10]).verdict is Verdict.RE
 
 
 def test_decode_memory_errors() -> None:
@@ -335,10 +335,10 @@ def test_decode_cost_stays_small() -> None:
     call_job, call_test = _job("call"), Test(id="t", args=[], expected=value)
     call_payload = frame(chan=b'{"value": ' + json.dumps(value).encode() + b"}")
     for j, t, p in ((job, test, payload), (call_job, call_test, call_payload)):
-        assert _decode_result(j, t, p).verdict is Verdict.AC
+        assert decode_result(j, t, p).verdict is Verdict.AC
         start = time.perf_counter()
         for _ in range(2000):
-            _decode_result(j, t, p)
+            decode_result(j, t, p)
         assert (time.perf_counter() - start) / 2000 < 500e-6
 
 
@@ -578,7 +578,7 @@ async def test_an_error_while_serving_is_a_dead_worker_not_a_lost_slot(
         def broken(*args: object) -> TestResult:
             raise KeyError("a bug")
 
-        monkeypatch.setattr(process_module, "_decode_result", broken)
+        monkeypatch.setattr(process_module, "decode_result", broken)
         results = await asyncio.wait_for(pool.run(SANE, SANE_TESTS * 3), BOUND)
         assert [r.verdict for r in results] == [Verdict.SF] * 3
         stats = pool.statistics()

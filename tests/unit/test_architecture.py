@@ -212,7 +212,7 @@ def test_the_checker_catches_each_kind_of_upward_import(source: str, module: lis
     [
         ("from ..core.types import Test\nfrom .evidence import Evidence", ["protocol", "leakage"]),
         ("from ..protocol.context import TurnContext", ["models", "offline"]),
-        ("from ...sandbox.pool import SandboxPool\nfrom ._common import x", ["datasets", "importers", "jsonl"]),
+        ("from ...sandbox.pool import SandboxPool\nfrom .common import x", ["datasets", "importers", "jsonl"]),
         ("from ..runner.evaluator import Evaluator", ["cli", "run"]),
     ],
 )

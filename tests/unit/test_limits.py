@@ -7,8 +7,9 @@ import msgspec
 import pytest
 
 from pairbench_async.core.types import Instance, Limits, Test
-from pairbench_async.datasets.importers._limits import derive_limit, with_limits
-from pairbench_async.sandbox.jobs import _TEST_HEAD, _LoopRule, tight_limit
+from pairbench_async.datasets.importers.limits import derive_limit, with_limits
+from pairbench_async.sandbox.jobs import LoopRule, tight_limit
+from pairbench_async.sandbox.wire import TEST_HEAD
 from pairbench_async.sandbox.jobs import test_limits as own_limits
 
 
@@ -48,7 +49,7 @@ def test_a_tests_own_limit_wins() -> None:
     assert own_limits(test, Limits(time_limit=3.0, wall_limit=10.0)) == (0.5, 10.0)
 
 
-RULE = _LoopRule(factor=10, floor=0.05)  # the default floor is 0.01; 0.05 reads easier
+RULE = LoopRule(factor=10, floor=0.05)  # the default floor is 0.01; 0.05 reads easier
 
 
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
@@ -65,9 +66,9 @@ def test_tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit:
 
 
 def test_the_loop_rule_off() -> None:
-    assert tight_limit(1.0, 1.0, 0.0, _LoopRule(factor=0)) == 1.0
+    assert tight_limit(1.0, 1.0, 0.0, LoopRule(factor=0)) == 1.0
 
 
 def test_test_head_layout() -> None:
     """The head confine.c's struct test_head reads: 6 uint32 and one flag byte."""
-    assert _TEST_HEAD.size == 25
+    assert TEST_HEAD.size == 25

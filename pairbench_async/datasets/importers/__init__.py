@@ -21,8 +21,8 @@ from ...core.errors import ConfigError
 from ...core.types import Instance
 from ...sandbox.pool import SandboxConfig, SandboxPool
 from ..files import write_instances
-from ._common import MALFORMED, PAPER_FILTERS, ImportOptions, ImportReport
 from .codeforces import import_codeforces
+from .common import MALFORMED, PAPER_FILTERS, ImportOptions, ImportReport
 from .feedbackeval import import_feedbackeval
 from .humaneval import import_humaneval
 from .jsonl import import_jsonl

@@ -3,7 +3,7 @@
 Source: rows of the Hugging Face dataset "MatrixStudio/Codeforces-Python-Submissions",
 as parquet (needs ``pyarrow``, the ``parquet`` extra) or JSON Lines (optionally
 gzipped). One row per submission; a problem's statement and tests repeat in each of
-its rows. The column mapping is :data:`._codeforces_rows.COLUMNS`, the only place column
+its rows. The column mapping is :data:`.codeforces_rows.COLUMNS`, the only place column
 names appear; that module reads the rows and validates their fields.
 
 What becomes an instance (stdin/stdout kind):
@@ -54,8 +54,8 @@ from typing import Any
 from ...core.errors import ConfigError, DatasetError
 from ...core.types import Instance, Program, TestResult
 from ...sandbox.pool import SandboxPool
-from ._codeforces_rows import Problem, Submission, _rows
-from ._common import (
+from .codeforces_rows import Problem, Submission, parse_rows
+from .common import (
     ImportOptions,
     ImportReport,
     content_hash,
@@ -80,7 +80,7 @@ __all__ = [
 #: OK submissions kept per problem as reference candidates (the first ones read).
 MAX_REFERENCE_POOL = 50
 
-# skip categories (those of a row's code are in :mod:`._codeforces_rows`)
+# skip categories (those of a row's code are in :mod:`.codeforces_rows`)
 NO_TESTS = "no usable tests"
 NO_REFERENCE = "no reference (no usable OK submission of the problem)"
 NO_VALID_REFERENCE = "no valid reference (no OK submission passes every test)"
@@ -307,7 +307,7 @@ def scan_sources(sources: Sequence[str], options: ImportOptions, report: ImportR
     scan = Scan()
     for path in sources:
         name = os.fspath(path)
-        for line, row in _rows(name):
+        for line, row in parse_rows(name):
             report.rows += 1
             if isinstance(row, DatasetError):
                 report.malformed_row(row)

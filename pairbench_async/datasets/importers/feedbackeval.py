@@ -9,7 +9,7 @@ point of each task (joined by ``task_id``).
 Each erroneous program becomes one call-kind instance ``<task_id>:<k>`` (``k`` its
 index in ``false_results``): the buggy program is ``generate_code``, the reference
 HumanEval's prompt + canonical solution, the tests FeedbackEval's ``test`` split by
-the recording proxy (:mod:`._record_calls`, one split per task, shared by its
+the recording proxy (:mod:`.record_calls`, one split per task, shared by its
 programs). Each buggy program is run on its tests in the sandbox: its pass rate goes
 to ``meta["buggy_pass_rate"]``, and a program that passes every split test (its error
 is not visible as a wrong return value) is skipped, since it has nothing to repair.
@@ -48,10 +48,10 @@ import msgspec
 from ...core.errors import ConfigError, DatasetError
 from ...core.types import Instance, Program, Test
 from ...sandbox.pool import SandboxPool
-from ._common import ImportOptions, ImportReport, get_field, read_jsonl, run_program
-from ._limits import limits_meta, measure_reference, with_limits
-from ._record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
+from .common import ImportOptions, ImportReport, get_field, read_jsonl, run_program
 from .humaneval import HumanEvalTask, read_humaneval, record_split_counts
+from .limits import limits_meta, measure_reference, with_limits
+from .record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
 
 __all__ = ["FEEDBACK_FIELDS", "import_feedbackeval"]
 

@@ -6,7 +6,7 @@ Each task becomes one call-kind instance:
 
 * ``problem``: the prompt (signature and docstring);
 * ``reference``: prompt + canonical solution;
-* ``tests``: ``check`` split into one test per candidate call (:mod:`._record_calls`),
+* ``tests``: ``check`` split into one test per candidate call (:mod:`.record_calls`),
   validated by running the reference on them in the sandbox;
 * ``buggy``: the starting program. A row may give one in an optional ``buggy``
   field; otherwise it is the prompt with a body that raises
@@ -28,9 +28,9 @@ import msgspec
 from ...core.errors import DatasetError
 from ...core.types import Instance, Program
 from ...sandbox.pool import SandboxPool
-from ._common import ImportOptions, ImportReport, get_field, read_jsonl
-from ._limits import limits_meta, measure_reference, with_limits
-from ._record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
+from .common import ImportOptions, ImportReport, get_field, read_jsonl
+from .limits import limits_meta, measure_reference, with_limits
+from .record_calls import INVALID_SPLIT, SplitOutcome, prepare_test_source, split_check
 
 __all__ = ["HumanEvalTask", "blank_program", "import_humaneval", "read_humaneval"]
 

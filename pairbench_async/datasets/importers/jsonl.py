@@ -20,8 +20,8 @@ import msgspec
 from ...core.types import Instance
 from ...sandbox.pool import SandboxPool
 from ..files import read_instances
-from ._common import MALFORMED, ImportOptions, ImportReport
-from ._limits import limits_meta, measure_reference, with_limits
+from .common import MALFORMED, ImportOptions, ImportReport
+from .limits import limits_meta, measure_reference, with_limits
 
 __all__ = ["import_jsonl"]
 

@@ -51,7 +51,7 @@ import msgspec
 from ...core.errors import DatasetError
 from ...core.types import Checker, Limits, Program, Test, Verdict
 from ...sandbox.pool import SandboxPool
-from ._common import describe_failures, run_program
+from .common import describe_failures, run_program
 
 __all__ = [
     "EXACT",

@@ -29,7 +29,7 @@ import msgspec
 
 from ...core.types import Checker, Limits, Program, Test, Verdict
 from ...sandbox.interface import Sandbox
-from ._common import run_program
+from .common import run_program
 
 __all__ = ["LIMIT_RULE", "derive_limit", "limits_meta", "measure_reference", "with_limits"]
 

@@ -17,13 +17,13 @@ from typing import Any
 
 from ...core.errors import ConfigError, DatasetError
 from ...core.types import Checker, Limits, Test
-from ._common import get_field, read_jsonl
+from .common import get_field, read_jsonl
 
 __all__ = [
     "COLUMNS",
     "Problem",
     "Submission",
-    "_rows",
+    "parse_rows",
     "is_truncated",
     "parse_megabytes",
     "parse_seconds",
@@ -137,7 +137,7 @@ def _is_parquet(path: str) -> bool:
         return False  # read_jsonl reports it
 
 
-def _rows(path: str) -> Iterator[tuple[int, dict[str, Any] | DatasetError]]:
+def parse_rows(path: str) -> Iterator[tuple[int, dict[str, Any] | DatasetError]]:
     return _parquet_rows(path) if _is_parquet(path) else read_jsonl(path)
 
 
