@@ -157,8 +157,9 @@ def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def render_text(board: Leaderboard) -> str:
-    """A plain-text table (terminals, logs, papers)."""
+def render_text(board: Leaderboard, *, legend: bool = True) -> str:
+    """A plain-text table (terminals, logs, papers); ``legend=False`` leaves out the
+    columns' legend (``run -q``)."""
     header, rows = leaderboard_rows(board)
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
@@ -168,6 +169,7 @@ def render_text(board: Leaderboard) -> str:
                  f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
     if board.unprotected:
         lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
-    lines.append("legend (↑ higher is better, ↓ lower; `pairbench list metrics` for the formulas):")
-    lines += legend_lines(LEADERBOARD_COLUMNS)
+    if legend:
+        lines.append("legend (↑ higher is better, ↓ lower; `pairbench list metrics` for the formulas):")
+        lines += legend_lines(LEADERBOARD_COLUMNS)
     return "\n".join(lines)

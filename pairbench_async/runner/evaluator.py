@@ -22,12 +22,23 @@ evaluator's own (``sandbox=SandboxConfig(...)`` sets it up).
 
 With ``resume=True`` the records already in ``out_dir`` are read back: finished
 episodes are skipped, unfinished ones continue after their last recorded turn,
-and a run with other parameters is refused (:class:`ResumeMismatch`).
+and a run with other parameters is refused (:class:`ResumeMismatch`), as is one whose
+models' endpoints moved (unless ``allow_endpoint_change``). ``retry_errors=True`` runs
+the episodes whose latest attempt ended in error again, from their first turn, as the
+next attempt: its records are appended and supersede the earlier ones, which stay in
+the file (every reader takes each episode's latest attempt).
+
+A run holds its folder's lock (:mod:`..runlog.lock`) from ``ev.run()`` until
+:meth:`Evaluator.aclose`: a second writer is refused at once (:class:`FolderLocked`).
+An operating-system error while writing the folder (a full disk, a read-only file
+system...) ends the run with :class:`FolderWriteError`; every record written before it
+stays valid and ``resume`` continues.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -42,22 +53,30 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import ConfigError, StoreError
+from ..core.errors import ConfigError, FolderWriteError, ResumeMismatch, StoreError
 from ..core.types import SCHEMA_VERSION, Instance, TestResult
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
-from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
-from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
+from ..runlog.lock import FolderLock
+from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord, latest_attempts
+from ..runlog.store import (
+    RecordWriter,
+    check_resume,
+    folder_write_error,
+    read_manifest,
+    read_records,
+    write_manifest,
+)
 from ..sandbox.interface import Sandbox
 from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from ..sandbox.traces import TraceCache
 from .breaker import CircuitBreaker
 from .config import RunConfig, RunStatistics
-from .episode import EpisodeEnv, EpisodeSpec, derive_seed, run_episode
+from .episode import CallMeter, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
 
 __all__ = ["Evaluator", "RunConfig", "RunStatistics"]
 
@@ -66,8 +85,30 @@ _log = logging.getLogger("pairbench_async.runner")
 
 def _write_json(path: Path, data: object) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(msgspec.json.encode(data))
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(msgspec.json.encode(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise folder_write_error(path.parent, exc) from exc
+
+
+def endpoints_of(specs: Mapping[str, str], model_config: str | None) -> dict[str, str]:
+    """The effective base URL of every ``openai:`` model, by name (its ``@URL``, the model
+    config's ``base_url``, ``OPENAI_BASE_URL``, or the public endpoint)."""
+    from ..models.endpoint import parse_model_spec
+    from ..models.specs import openai_settings
+
+    settings = load_model_config(model_config)
+    out = {}
+    for name, spec in specs.items():
+        try:
+            scheme = parse_model_spec(spec)[0]
+        except ConfigError:
+            continue
+        if scheme == "openai":
+            out[name] = openai_settings(spec, settings).base_url
+    return out
 
 
 _DONE = object()
@@ -89,13 +130,24 @@ class Evaluator:
         trace_cache: TraceCache | None = None,
         dataset_paths: Sequence[str] = (),
         sweep: SweepSetting | None = None,
+        retry_errors: bool = False,
+        allow_endpoint_change: bool = False,
+        dataset_options: Mapping[str, object] | None = None,
     ) -> None:
-        #: the configuration with every model object replaced by its name
-        self.config, given = (config or RunConfig()).named()
+        config = config or RunConfig()
+        #: the spec of every model given as a string, by name (``NAME=SPEC``)
+        self._specs = config.specs()
+        #: the configuration with every model object (and ``NAME=SPEC``) replaced by its name
+        self.config, given = config.named()
         for name, model in (models or {}).items():
             if given.setdefault(name, model) is not model:
                 raise ConfigError(f"two different models are given for {name!r}")
-        self.config.validate(models=list(given))
+        config.validate(models=list(given))
+        self.retry_errors = retry_errors
+        self.allow_endpoint_change = allow_endpoint_change
+        #: how the instances were chosen (``--limit``, ``--skip-invalid``), kept in the manifest
+        self._dataset_options = dict(dataset_options or {})
+        self._lock: FolderLock | None = None
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.resume = resume
         #: the settings of a local pool of the evaluator's own, when not given a sandbox
@@ -121,8 +173,12 @@ class Evaluator:
         self._suite_memo: dict[str, str] = {}
         self._summaries: dict[str, str] = {}
         self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
-                       "completion": 0, "total": 0}
+                       "completion": 0, "total": 0, "kept_errors": 0, "retried": 0, "calls": 0,
+                       "retries": 0}
         self._t0 = time.monotonic()
+        self._meter = CallMeter()
+        #: retries of clients already closed (their counts outlive them)
+        self._retries_closed = 0
         self._entered = False
         self._stopped_models: list[str] = []
 
@@ -132,14 +188,14 @@ class Evaluator:
         await self._pool.start()
         settings = load_model_config(self.config.model_config)
         validator = [self.config.validator] if self.config.validator else []
-        for spec in {*self.config.candidates, self.config.feedback, *validator}:
-            given = self._given_models.get(spec)
+        for name in {*self.config.candidates, self.config.feedback, *validator}:
+            given = self._given_models.get(name)
             if given is not None:  # an embedder's own client: theirs to guard
-                self._models[spec] = given
+                self._models[name] = given
                 continue
-            model = make_model(spec, settings)
+            model = make_model(self._specs.get(name, name), settings)
             # offline models cannot be unreachable; remote ones get a circuit breaker
-            self._models[spec] = model if isinstance(model, ContextModel) else CircuitBreaker(model, spec)
+            self._models[name] = model if isinstance(model, ContextModel) else CircuitBreaker(model, name)
         self._entered = True
         return self
 
@@ -147,9 +203,17 @@ class Evaluator:
         await self.aclose()
 
     async def aclose(self) -> None:
+        failure: FolderWriteError | None = None
         if self._writer is not None:
-            await self._writer.aclose()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            try:
+                await writer.aclose()
+            except FolderWriteError as exc:  # said once the rest is closed too
+                failure = exc
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        self._retries_closed = self._call_retries()
         for spec, model in self._models.items():
             if spec not in self._given_models:
                 await model.aclose()
@@ -157,6 +221,8 @@ class Evaluator:
         self._models.clear()
         if self._own_pool and self._pool is not None:
             await self._pool.aclose()
+        if failure is not None:
+            raise failure
 
     def _open_breakers(self) -> list[str]:
         return sorted(m.spec for m in self._models.values() if isinstance(m, CircuitBreaker) and m.open)
@@ -170,7 +236,19 @@ class Evaluator:
                              completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0,
                              stopped_models=self._stopped_models or self._open_breakers(),
                              sandbox_retries=sandbox.retries if sandbox is not None else 0,
-                             sandbox_nodes_lost=sandbox.nodes_lost if sandbox is not None else 0)
+                             sandbox_nodes_lost=sandbox.nodes_lost if sandbox is not None else 0,
+                             errors_kept=s["kept_errors"], retried=s["retried"], calls=self._meter.started,
+                             calls_in_flight=self._meter.in_flight, call_retries=self._call_retries())
+
+    def _call_retries(self) -> int:
+        """The retries of every model client that counts them (``statistics().retries``)."""
+        total = 0
+        for model in self._models.values():
+            stats = getattr(model, "statistics", None)
+            if callable(stats):
+                with contextlib.suppress(Exception):
+                    total += int(getattr(stats(), "retries", 0) or 0)
+        return total + self._retries_closed
 
     # -- services for episodes ---------------------------------------------
 
@@ -300,15 +378,42 @@ class Evaluator:
             feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
             python=sys.version.split()[0], platform=platform.platform(), sweep=self._sweep,
             schema=SCHEMA_VERSION, validator=c.validator,
+            specs={n: s for n, s in self._specs.items() if n != s},
+            endpoints=endpoints_of(self._specs, c.model_config),
+            options={k: v for k, v in {"model_config": c.model_config, **self._dataset_options}.items()
+                     if v not in (None, False)},
         )
 
-    def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:
-        """Manifest, and what earlier records say (resume): turns per episode, finished episodes."""
+    def _check_endpoints(self, old: RunManifest, new: RunManifest) -> RunManifest:
+        """A resume calls the endpoints the run called: a model whose base URL moved is
+        refused (:class:`ResumeMismatch`) unless ``allow_endpoint_change``; then the
+        manifest records the new one. Returns the manifest to keep."""
+        moved = {n: (url, new.endpoints[n]) for n, url in old.endpoints.items()
+                 if n in new.endpoints and new.endpoints[n] != url}
+        if not moved:
+            return old
+        if not self.allow_endpoint_change:
+            what = "; ".join(f"{n}: the records were made at {a}, this run would call {b}"
+                             for n, (a, b) in moved.items())
+            raise ResumeMismatch(f"cannot resume {self.out_dir}: a model's endpoint moved ({what}); "
+                                 "--allow-endpoint-change continues against the new one")
+        _log.warning("%s: continuing against moved endpoints: %s", self.out_dir,
+                     ", ".join(f"{n} {a} -> {b}" for n, (a, b) in moved.items()))
+        return msgspec.structs.replace(old, endpoints={**old.endpoints, **new.endpoints})
+
+    def _prepare(
+        self, instances: Sequence[Instance],
+    ) -> tuple[str, dict[str, list[TurnRecord]], set[str], dict[str, int]]:
+        """Manifest, and what earlier records say (resume): turns per episode, finished
+        episodes, and the attempt each episode goes on with (0 unless retried)."""
         prior: dict[str, list[TurnRecord]] = {}
         finished: set[str] = set()
+        attempts: dict[str, int] = {}
         run_id = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         if self.out_dir is None:
-            return run_id, prior, finished
+            return run_id, prior, finished, attempts
+        if self._lock is None:
+            self._lock = FolderLock(self.out_dir)  # one writer: before anything is read
         old = read_manifest(self.out_dir)
         records, valid = read_records(self.out_dir)
         if old is not None or records:
@@ -316,15 +421,30 @@ class Evaluator:
                 raise StoreError(f"{self.out_dir} already holds a run; use --resume or another --out")
             if old is None:
                 raise StoreError(f"{self.out_dir}: records without a manifest; cannot resume")
-            check_resume(old, self.manifest(instances, old.run_id))
+            new = self.manifest(instances, old.run_id)
+            check_resume(old, new)
+            kept = self._check_endpoints(old, new)
+            if kept is not old:
+                write_manifest(self.out_dir, kept)
             run_id = old.run_id
         else:
             write_manifest(self.out_dir, self.manifest(instances, run_id))
-        for rec in records:
+        retried = 0
+        for rec in latest_attempts(records)[0]:
+            attempts[rec.episode_id] = rec.attempt
             if isinstance(rec, EpisodeRecord):
-                finished.add(rec.episode_id)
+                if rec.status == "error" and self.retry_errors:
+                    attempts[rec.episode_id] = rec.attempt + 1
+                    retried += 1
+                else:
+                    finished.add(rec.episode_id)
+                    self._stats["kept_errors"] += rec.status == "error"
             else:
                 prior.setdefault(rec.episode_id, []).append(rec)
+        self._stats["retried"] = retried
+        for eid, attempt in attempts.items():
+            if prior.get(eid) and prior[eid][0].attempt != attempt:
+                del prior[eid]  # a retry starts the episode afresh
         for eid, turns in prior.items():
             turns.sort(key=lambda r: r.turn)
             if [r.turn for r in turns] != list(range(len(turns))):
@@ -333,7 +453,7 @@ class Evaluator:
         summaries = self.out_dir / "summaries.json"
         if summaries.exists():
             self._summaries = msgspec.json.decode(summaries.read_bytes(), type=dict[str, str])
-        return run_id, prior, finished
+        return run_id, prior, finished, attempts
 
     def episodes(self, instances: Sequence[Instance], run_id: str) -> list[tuple[EpisodeSpec, Instance]]:
         c = self.config
@@ -357,8 +477,9 @@ class Evaluator:
         instances = list(instances)
         if len({i.id for i in instances}) != len(instances):
             raise ConfigError("instance ids must be unique")
-        run_id, prior, finished = self._prepare(instances)
-        todo = self.episodes(instances, run_id)
+        run_id, prior, finished, attempts = self._prepare(instances)
+        todo = [(msgspec.structs.replace(s, attempt=attempts[s.episode_id]) if attempts.get(s.episode_id) else s, i)
+                for s, i in self.episodes(instances, run_id)]
         self._stats["total"] = len(todo)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
         env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
@@ -367,7 +488,8 @@ class Evaluator:
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
-                         validator=self._models[self.config.validator] if self.config.validator else None)
+                         validator=self._models[self.config.validator] if self.config.validator else None,
+                         meter=self._meter)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 
@@ -376,12 +498,14 @@ class Evaluator:
                 try:
                     await run_episode(spec, inst, self._models[spec.model], self._models[spec.feedback],
                                       env, prior.get(spec.episode_id, ()))
+                except FolderWriteError:
+                    raise  # the folder cannot take records: the run ends (resume continues)
                 except Exception as exc:  # a bug must cost one episode, never the sweep
                     where = traceback.extract_tb(exc.__traceback__)[-1]
                     await env.emit(EpisodeRecord(
                         run_id=spec.run_id, episode_id=spec.episode_id, instance_id=spec.instance_id,
                         model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed,
-                        status="error", turns=len(prior.get(spec.episode_id, ())),
+                        attempt=spec.attempt, status="error", turns=len(prior.get(spec.episode_id, ())),
                         error=f"internal error {type(exc).__name__}: {exc} "
                               f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
 
@@ -394,6 +518,14 @@ class Evaluator:
                             # ramp up: every episode's first step would otherwise run in
                             # one loop iteration (1,024 x turn 0 = a 0.3 s stall)
                             await asyncio.sleep(0)
+            except BaseExceptionGroup as group:
+                # a folder that cannot be written is the run's one cause, said once
+                write = group.subgroup(lambda e: isinstance(e, FolderWriteError))
+                while isinstance(write, BaseExceptionGroup):
+                    write = write.exceptions[0]
+                if write is not None:
+                    raise write from None
+                raise
             finally:
                 await queue.put(_DONE)
 
@@ -409,7 +541,7 @@ class Evaluator:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            if self._writer is not None:
+            if self._writer is not None and self._writer.failed is None:
                 await self._writer.sync()
 
     def _emitter(self, queue: asyncio.Queue[Any]) -> Any:
