@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ..models.prices import PriceBook
+from ..models.specs import answers_locally
 from ..runlog.records import Record, TurnRecord
 
 __all__ = ["CostSummary", "TokenRow", "cost_summary", "format_cost", "render_tokens_text", "token_rows",
@@ -103,7 +104,12 @@ def token_rows(records: Sequence[Record], protocols: Sequence[str] = (), *,
             usage.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], len(rank)), kv[0][1:])):
         spec = _priced_spec(m, role, called, feedback, validator)
         price = prices.of(spec) if prices is not None else None
-        pc, cc = price.cost(pt, ct) if price is not None else (None, None)
+        if price is not None:
+            pc, cc = price.cost(pt, ct)
+        elif prices is not None and answers_locally(spec):
+            pc, cc = 0.0, 0.0  # an offline model (sim, rules, replay) is free: never "no price"
+        else:
+            pc, cc = None, None
         rows.append(TokenRow(model=m, protocol=p, role=role, called=called, calls=c,
                              prompt_tokens=pt, completion_tokens=ct,
                              episodes=len(episodes[(m, p)]), spec=spec,

@@ -140,19 +140,25 @@ def _fmt(name: str, value: float | None) -> str:
 
 
 def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of Table III (rates in %), best value per column marked ``*``."""
+    """Header and rows of Table III (rates in %), best value per column marked ``*``: the
+    rows that share the best value as shown are all marked, unless every row shares it
+    (a column where all tie has no best)."""
     header = ["Model", *LEADERBOARD_COLUMNS]
     best: dict[str, float] = {}
     for m in LEADERBOARD_COLUMNS:
         values = [getattr(r, m) for r in board.models.values() if getattr(r, m) is not None]
         if values and len(board.models) > 1:
-            best[m] = max(values) if BY_NAME[m].higher_is_better else min(values)
+            top = max(values) if BY_NAME[m].higher_is_better else min(values)
+            shown = {_fmt(m, v) for v in values}
+            if len(shown) > 1 or len(values) < len(board.models):  # a tie of every row is no best
+                best[m] = top
     rows = []
     for name, row in sorted(board.models.items()):
         cells = [name + ("†" if name.rpartition("|")[2] in board.unprotected else "")]
         for m in LEADERBOARD_COLUMNS:
             v = getattr(row, m)
-            cells.append(_fmt(m, v) + ("*" if m in best and v == best[m] else ""))
+            cells.append(_fmt(m, v) + ("*" if m in best and v is not None and _fmt(m, v) == _fmt(m, best[m])
+                                        else ""))
         rows.append(cells)
     return header, rows
 
@@ -166,7 +172,8 @@ def render_text(board: Leaderboard, *, legend: bool = True) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     lines.append(f"{board.episodes} episodes; rates in %, HE in 0..6, TurnsToFix in turns; "
-                 f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
+                 f"* best per column (ties all marked; none when every row ties); {board.errored} errored, "
+                 f"{board.unfinished} unfinished")
     if board.unprotected:
         lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
     if legend:
