@@ -99,7 +99,7 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
     if args.out:
         out = Path(args.out)
-        if args.resume and not holds_run(out):
+        if args.resume and not out.is_dir():
             # a mistyped folder must not silently start a new run
             raise ConfigError(f"--resume: no run to continue in {out} (no manifest.json there)")
         return out
@@ -272,16 +272,38 @@ class _Printer:
 
 
 async def run_command(args: argparse.Namespace) -> int:
-    from ..runner.sweep import plan_sweep, run_sweep
-    from ..sandbox.config import SandboxConfig
-
     from ..core.errors import FolderWriteError
-    from ..runlog.lock import lock_folder
+    from ..runlog.lock import FolderLock
     from ..runlog.sweep import holds_run
 
     if (args.retry_errors or args.allow_endpoint_change) and not args.resume:
         raise ConfigError("--retry-errors and --allow-endpoint-change continue a run: give --resume --out DIR")
     root = _out_dir(args)
+    early = None
+    try:
+        # a folder being written is refused at once, before its manifest is read (it may
+        # not be written yet); held until the run ends
+        early = FolderLock(root) if args.resume else None
+        return await _run(args, root)
+    except FolderWriteError as exc:
+        then = (f"every record written before it is kept; make room (or make it writable), then continue "
+                f"with: pairbench run --resume --out {root}" if holds_run(root) else
+                "nothing was recorded; choose a writable --out")
+        print(f"error: {exc}; {then}", file=sys.stderr)
+        return EXIT_WRITE
+    finally:
+        if early is not None:
+            early.release()
+
+
+async def _run(args: argparse.Namespace, root: Path) -> int:
+    from ..runlog.lock import lock_folder
+    from ..runlog.sweep import holds_run
+    from ..runner.sweep import plan_sweep, run_sweep
+    from ..sandbox.config import SandboxConfig
+
+    if args.resume and not holds_run(root):
+        raise ConfigError(f"--resume: no run to continue in {root} (no manifest.json there)")
     base, grid, dataset, options = _settings(args, root)
     instances = _instances(dataset, options, base)
     configs = [point.config for point in plan_sweep(base, grid, ".")]  # every setting checked first
@@ -320,12 +342,6 @@ async def run_command(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: records so far are in {printer.out or root}; continue with: pairbench run "
               f"--resume --out {root}", file=sys.stderr)
         return 130
-    except FolderWriteError as exc:
-        then = (f"every record written before it is kept; make room (or make it writable), then continue "
-                f"with: pairbench run --resume --out {root}" if holds_run(root) else
-                "nothing was recorded; choose a writable --out")
-        print(f"error: {exc}; {then}", file=sys.stderr)
-        return EXIT_WRITE
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -403,6 +419,7 @@ async def _tick(ev: Any, console: Any) -> None:
 
     while ev.statistics().episodes_total == 0:  # the records are being read back (resume)
         await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)  # the first calls are on their way
     if not console.is_terminal:
         while True:
             print(f"status: {status_text(ev.statistics())}", file=sys.stderr, flush=True)

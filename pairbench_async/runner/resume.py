@@ -81,7 +81,10 @@ def recorded_run(root: str | Path) -> RecordedRun:
     main = manifests[0]
     assert main.sweep is not None
     grid: dict[str, list[Any]] = {}
-    for key in main.sweep.values:
+    recorded_grid = main.options.get("sweep_grid")
+    if isinstance(recorded_grid, dict):  # the whole grid, as run_sweep was given it
+        grid = {k: list(v) for k, v in recorded_grid.items()}
+    for key in main.sweep.values if not grid else ():  # written before the grid was: as far as seen
         field = key.replace("-", "_")
         values: list[Any] = []
         for m in manifests:
@@ -99,7 +102,7 @@ def recorded_run(root: str | Path) -> RecordedRun:
 def _options_of(manifest: RunManifest) -> dict[str, Any]:
     """``limit`` (the first N instances: the manifest's count when it did not record one,
     which is the same choice), ``skip_invalid``."""
-    options = {k: v for k, v in manifest.options.items() if k != "model_config"}
+    options = {k: v for k, v in manifest.options.items() if k not in ("model_config", "sweep_grid")}
     options.setdefault("limit", manifest.instances)
     return options
 

@@ -123,6 +123,9 @@ async def run_sweep(
     """
     plan = plan_sweep(config, grid, out_dir)
     check_layout(Path(out_dir), sweep=bool(grid))
+    if grid:  # every manifest records the whole grid: a bare resume finishes settings never begun
+        dataset_options = {**(dataset_options or {}), "sweep_grid": {
+            k: [v if isinstance(v, (int, str)) else model_name(v) for v in values] for k, values in grid.items()}}
     own = sandbox is None or isinstance(sandbox, SandboxConfig)
     pool: Sandbox = SandboxPool(sandbox if isinstance(sandbox, SandboxConfig) else None) if own else sandbox  # type: ignore[assignment]
     done: list[SettingRun] = []
