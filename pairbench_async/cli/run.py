@@ -311,6 +311,7 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
         print(dry_run_text(instances, configs, len(configs), base.model_config))
         return 0
     for config in configs:
+        config.validate()  # every spec one this package can make, before the folder is locked (made)
         _check_keys(config, base.model_config)
     sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers))  # Ray present?
     printer = _Printer(args, instances)

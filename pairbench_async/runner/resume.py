@@ -120,8 +120,10 @@ def merge_recorded(recorded: RecordedRun, given: Mapping[str, Any], *, where: st
     recorded_values: dict[str, Any] = {**RunConfig().params(), **_defaults(), **recorded.config,
                                        **recorded.options, "grid": recorded.grid}
     diffs = []
+    grid = dict(recorded.grid)
     for key, value in given.items():
-        if key == "grid" and not value and not recorded.grid:
+        if key == "grid" and not recorded.grid:
+            grid = dict(value)  # a grid on a single run: the folder's layout refuses it, in its words
             continue
         have = recorded_values.get(key)
         if key in ("prompt_styles",) and value is not None and have is not None:
@@ -139,7 +141,7 @@ def merge_recorded(recorded: RecordedRun, given: Mapping[str, Any], *, where: st
         if key == "grid":
             continue
         (config if key in RunConfig.__struct_fields__ else options)[key] = value
-    return {"config": config, "grid": dict(recorded.grid), "options": options}
+    return {"config": config, "grid": grid, "options": options}
 
 
 def _defaults() -> dict[str, Any]:
