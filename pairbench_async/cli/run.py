@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import re
 import signal
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 
 from ..core.errors import ConfigError
+from ..report.errors import error_summary, render_errors
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
 
 #: the exit status of a run whose folder could not be written (``cli.main`` documents it)
@@ -51,7 +51,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=positive_int, default=None, metavar="K",
                    help="repeated runs with derived seeds (default 1)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="(default 0)")
-    p.add_argument("--turns", type=positive_int, default=None, metavar="A", help="alpha: hinted turns (default 10)")
+    p.add_argument("--turns", type=positive_int, default=None, metavar="A",
+                   help="alpha: hinted turns (default 10)")
     p.add_argument("--scenario-turns", type=positive_int, default=None, metavar="B",
                    help="beta: turns per scenario (default 3)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: a new runs/<time>)")
@@ -186,7 +187,9 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
 _OPTIONS = ("limit", "skip_invalid")
 
 
-def _settings(args: argparse.Namespace, root: Path | None) -> tuple[Any, dict[str, list[Any]], list[str], dict[str, Any]]:
+def _settings(
+    args: argparse.Namespace, root: Path | None,
+) -> tuple[Any, dict[str, list[Any]], list[str], dict[str, Any]]:
     """The run's configuration, grid, dataset files and options (``limit``, ``skip_invalid``):
     what the arguments give, and, with ``--resume``, the rest from the run's manifest(s)
     (a given value that differs from the recorded one is refused, naming both)."""
@@ -258,7 +261,8 @@ class _Printer:
             retried = f", {stats.retried} errored episodes run again" if stats.retried else ""
             print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done{retried}, "
                   f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests, {stats.calls} model "
-                  f"calls ({stats.call_retries} retries) in {stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+                  f"calls ({stats.call_retries} retries) in {stats.elapsed_s:.1f}s; "
+                  f"records: {out / 'records.jsonl'}")
         if stats.errors_kept:
             print(f"{stats.errors_kept} episode(s) had ended in error before and were kept as they are; "
                   f"--resume --retry-errors --out {out} runs them again", file=sys.stderr)
@@ -294,6 +298,22 @@ async def run_command(args: argparse.Namespace) -> int:
     finally:
         if early is not None:
             early.release()
+
+
+async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) -> list[Any]:
+    """The instances whose reference passes its hidden tests (the others named on stderr);
+    :class:`ConfigError` when none does. Recorded in the options, so that a resume checks
+    too (a run from before the check resumes with every instance, as it ran)."""
+    from ..runner.references import check_references
+
+    checked = await check_references(instances, sandbox)
+    for line in checked.lines():
+        print(f"skipped: {line}", file=sys.stderr)
+    if not checked.kept:
+        raise ConfigError("no instance to run: every reference fails some of its own hidden tests "
+                          "(`pairbench validate` lists them)")
+    options["references_checked"] = True
+    return checked.kept
 
 
 async def _run(args: argparse.Namespace, root: Path) -> int:
@@ -333,6 +353,9 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
             stack.enter_context(lock_folder(root))
             stack.push_async_callback(sandbox.aclose)
             await sandbox.start()
+            if not args.resume or options.get("references_checked"):
+                instances = await _checked(instances, sandbox, options)
+                printer.instances = instances
             await run_sweep(base, grid, instances, root, resume=args.resume, sandbox=sandbox,
                             dataset_paths=[str(Path(p).resolve()) for p in dataset], observe=printer,
                             retry_errors=args.retry_errors, allow_endpoint_change=args.allow_endpoint_change,
@@ -347,39 +370,6 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return 1 if printer.errored and not args.allow_errors else 0
-
-
-def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
-    """Errored episodes grouped by cause: (cause, count, first message), most frequent first.
-
-    The cause is the error's class and its message with numbers, quoted values and
-    instance ids blanked, so that the same failure on 140 instances is one line.
-    """
-    from ..models.redact import redact
-    from ..runlog.records import EpisodeRecord
-
-    groups: dict[str, list[str]] = {}
-    for rec in records:
-        if isinstance(rec, EpisodeRecord) and rec.status == "error":
-            message = redact(rec.error or "unknown error")  # keys never reach a screen
-            cause = re.sub(r"\d+(\.\d+)?", "#", message.replace(rec.instance_id, "<instance>"))
-            cause = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", cause)[:160]
-            groups.setdefault(cause, []).append(message)
-    ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
-    return [(cause, len(messages), messages[0]) for cause, messages in ordered]
-
-
-def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: Path) -> str:
-    total = sum(count for _, count, _ in errors)
-    lines = [f"\n{total} episode(s) ended in error, by cause:"]
-    for _, count, first in errors:
-        lines.append(f"  {count:5} x {first[:500]}")
-    for spec in stopped:
-        lines.append(f"  {spec}: stopped early by its circuit breaker (its first calls failed and none "
-                     "answered), so its remaining episodes were not attempted")
-    lines.append(f"records: {out / 'records.jsonl'} (episode records with \"status\": \"error\"); "
-                 "exit status 1 (--allow-errors: 0)")
-    return "\n".join(lines)
 
 
 #: seconds between two status lines when stderr is not a terminal (a log file, CI)

@@ -478,8 +478,8 @@ class Evaluator:
         if len({i.id for i in instances}) != len(instances):
             raise ConfigError("instance ids must be unique")
         run_id, prior, finished, attempts = self._prepare(instances)
-        todo = [(msgspec.structs.replace(s, attempt=attempts[s.episode_id]) if attempts.get(s.episode_id) else s, i)
-                for s, i in self.episodes(instances, run_id)]
+        todo = [(msgspec.structs.replace(s, attempt=attempts[s.episode_id]) if attempts.get(s.episode_id)
+                 else s, i) for s, i in self.episodes(instances, run_id)]
         self._stats["total"] = len(todo)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
         env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,

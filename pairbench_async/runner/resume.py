@@ -100,10 +100,13 @@ def recorded_run(root: str | Path) -> RecordedRun:
 
 
 def _options_of(manifest: RunManifest) -> dict[str, Any]:
-    """``limit`` (the first N instances: the manifest's count when it did not record one,
-    which is the same choice), ``skip_invalid``."""
+    """``limit``, ``skip_invalid``, ``references_checked``. A manifest written before the
+    options were recorded has none: its instance count is the limit (the first N
+    instances, the same choice); a later one records ``limit`` when there was one (its
+    count may be smaller: instances whose reference fails are left out after the limit)."""
     options = {k: v for k, v in manifest.options.items() if k not in ("model_config", "sweep_grid")}
-    options.setdefault("limit", manifest.instances)
+    if not manifest.options:
+        options["limit"] = manifest.instances
     return options
 
 

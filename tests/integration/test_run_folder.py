@@ -421,3 +421,50 @@ def test_offline_models_are_free_and_export_defaults_to_what_is_installed(tmp_pa
         expect = "csv"
     assert f"format: {expect}" in export.stderr
     assert (out / "export" / f"metrics.{expect}").is_file()
+
+
+# ------------------------------------------------------------------ 8. references checked; errored runs reported
+
+
+def test_an_instance_whose_reference_fails_is_named_and_left_out(tmp_path: Path) -> None:
+    lines = (ROOT / "fixtures" / "stdio.jsonl").read_text().splitlines()[:3]
+    broken = json.loads(lines[1])
+    broken["reference"] = "print('not the answer')\n"
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join([lines[0], json.dumps(broken), lines[2]]) + "\n")
+    out = tmp_path / "r"
+    proc = cli("run", "--no-progress", "--dataset", str(data), "--candidate", "sim:0.8", "--turns", "2",
+               "--out", str(out), env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    assert f"skipped: {broken['id']}: its reference fails" in proc.stderr
+    assert {r["instance_id"] for r in records(out)} == {json.loads(lines[0])["id"], json.loads(lines[2])["id"]}
+    assert list((tmp_path / "cache" / "pairbench_async" / "references").glob("*.json"))  # cached by dataset hash
+    _cut(out, 2)
+    resumed = cli("run", "--no-progress", "--resume", "--out", str(out), env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert resumed.returncode == 0, resumed.stderr  # the same instances: the manifest's hash agrees
+    only_broken = tmp_path / "b.jsonl"
+    only_broken.write_text(json.dumps(broken) + "\n")
+    refused = cli("run", "--no-progress", "--dataset", str(only_broken), "--out", str(tmp_path / "none"))
+    assert refused.returncode == 2 and "every reference fails" in refused.stderr
+
+
+def test_an_all_errored_run_is_reported_and_an_errored_model_keeps_its_row(tmp_path: Path) -> None:
+    config = tmp_path / "m.toml"
+    config.write_text("[defaults]\nmax_retries = 0\nbackoff_base = 0.01\n")
+    dead = "dead=openai:x@http://127.0.0.1:9/v1"
+    out = tmp_path / "all"
+    run = cli("run", "--no-progress", "--candidate", dead, "--limit", "2", "--turns", "1", "--config", str(config),
+              "--out", str(out))
+    assert run.returncode == 1
+    text = cli("report", str(out))
+    assert text.returncode == 0, text.stderr
+    assert "2 episode(s) ended in error, by cause:" in text.stdout
+    assert any(line.startswith("dead ") for line in text.stdout.splitlines())
+    data = json.loads(cli("report", str(out), "--json").stdout)
+    assert data["errors"] == {"dead": 2} and data["models"] == {} and data["error_causes"][0]["count"] == 2
+    mixed = tmp_path / "mixed"
+    cli("run", "--no-progress", "--candidate", dead, "sim:0.8", "--limit", "2", "--turns", "1",
+        "--config", str(config), "--out", str(mixed))
+    report = cli("report", str(mixed))
+    rows = [line.split()[0] for line in report.stdout.splitlines()[2:4]]
+    assert rows == ["dead", "sim:0.8"] and "errored episodes: dead 2" in report.stdout
