@@ -120,9 +120,9 @@ def _check_keys(config: object, model_config: str | None) -> None:
     import os
 
     from ..models.endpoint import parse_model_spec
-    from ..models.specs import load_model_config, openai_settings
+    from ..models.specs import load_model_config, openai_settings, with_names
 
-    settings = load_model_config(model_config)
+    settings = with_names(load_model_config(model_config), config.specs())  # type: ignore[attr-defined]
     for spec in set(config.specs().values()):  # type: ignore[attr-defined]
         if parse_model_spec(spec)[0] != "openai":
             continue

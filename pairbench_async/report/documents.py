@@ -74,7 +74,8 @@ def token_usage(run: LoadedRun, prices: PriceBook | None) -> list[TokenRow]:
     manifest = run.manifest
     return token_rows(run.all_records, manifest.protocols if manifest else (), prices=prices,
                       feedback=manifest.feedback if manifest else None,
-                      validator=manifest.validator if manifest else None)
+                      validator=manifest.validator if manifest else None,
+                      specs=manifest.specs if manifest else None)
 
 
 def _turns(manifest: RunManifest | None) -> int | None:

@@ -57,7 +57,7 @@ from ..core.errors import ConfigError, FolderWriteError, ResumeMismatch, StoreEr
 from ..core.types import SCHEMA_VERSION, Instance, TestResult
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
-from ..models.specs import load_model_config, make_model
+from ..models.specs import load_model_config, make_model, with_names
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
 from ..runlog.lock import FolderLock
@@ -99,7 +99,7 @@ def endpoints_of(specs: Mapping[str, str], model_config: str | None) -> dict[str
     from ..models.endpoint import parse_model_spec
     from ..models.specs import openai_settings
 
-    settings = load_model_config(model_config)
+    settings = with_names(load_model_config(model_config), specs)
     out = {}
     for name, spec in specs.items():
         try:
@@ -186,7 +186,7 @@ class Evaluator:
         if self._pool is None:
             self._pool = SandboxPool(self._sandbox_config)
         await self._pool.start()
-        settings = load_model_config(self.config.model_config)
+        settings = with_names(load_model_config(self.config.model_config), self._specs)
         validator = [self.config.validator] if self.config.validator else []
         for name in {*self.config.candidates, self.config.feedback, *validator}:
             given = self._given_models.get(name)

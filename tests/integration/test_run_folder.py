@@ -468,3 +468,15 @@ def test_an_all_errored_run_is_reported_and_an_errored_model_keeps_its_row(tmp_p
     report = cli("report", str(mixed))
     rows = [line.split()[0] for line in report.stdout.splitlines()[2:4]]
     assert rows == ["dead", "sim:0.8"] and "errored episodes: dead 2" in report.stdout
+
+
+def test_a_named_model_finds_its_table_by_name_and_an_offline_one_is_free_by_its_spec(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert cli("run", "--no-progress", "--candidate", "fast=sim:0.8", "--feedback", "fb=rules", "--limit", "1",
+               "--turns", "1", "--out", str(out)).returncode == 0
+    prices = tmp_path / "p.toml"
+    prices.write_text('[models.fast]\nprompt_price_per_million = 1000.0\ncompletion_price_per_million = 1000.0\n')
+    data = json.loads(cli("report", str(out), "--json", "--config", str(prices)).stdout)
+    by_role = {row["role"]: row["cost"] for row in data["tokens"]}
+    assert by_role["candidate"] > 0  # [models.fast] prices the model named fast
+    assert by_role["feedback"] == 0.0  # fb is rules: offline, free
