@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from ..core.errors import ConfigError
 from ..report.errors import error_summary, render_errors
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
@@ -96,7 +95,6 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
-    from ..runlog.sweep import holds_run
 
     if args.out:
         out = Path(args.out)

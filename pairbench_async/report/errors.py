@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["error_summary", "errors_text", "render_errors"]
 
 
-def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
+def error_summary(records: Sequence[object]) -> list[tuple[str, int, str]]:
     """Errored episodes grouped by cause: (cause, count, first message), most frequent first.
 
     The cause is the error's class and its message with numbers, quoted values and
@@ -42,7 +43,7 @@ def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: P
     return "\n".join(lines)
 
 
-def errors_text(records: list[object]) -> str:
+def errors_text(records: Sequence[object]) -> str:
     """``report``'s errors table: errored episodes by cause, with a count and the first
     message of each; "" when none errored."""
     errors = error_summary(records)

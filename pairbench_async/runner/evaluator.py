@@ -61,7 +61,14 @@ from ..models.specs import load_model_config, make_model, with_names
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
 from ..runlog.lock import FolderLock
-from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord, latest_attempts
+from ..runlog.records import (
+    EpisodeRecord,
+    Record,
+    RunManifest,
+    SweepSetting,
+    TurnRecord,
+    latest_attempts,
+)
 from ..runlog.store import (
     RecordWriter,
     check_resume,
