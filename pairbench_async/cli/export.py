@@ -1,7 +1,8 @@
 """``pairbench export DIR --format parquet|csv|jsonl``: a run (or a ``--sweep`` folder)
 as three tidy tables, ``turns``, ``episodes`` and ``metrics``, for pandas, polars or
 DuckDB. The columns are :mod:`..report.tables`' (documented in ``docs/EXPORT.md``).
-Parquet needs pyarrow (``pip install -e '.[parquet]'``)."""
+Parquet needs pyarrow (``pip install -e '.[parquet]'``); without ``--format`` the tables
+are Parquet when pyarrow is installed, else CSV, and the command says which and why."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def add_export_parser(sub: Any) -> None:
                        description="Write turns, episodes and metrics tables of DIR (a run, or a --sweep "
                        "folder: every run under it, with its setting in a column).")
     p.add_argument("dir", metavar="DIR")
-    p.add_argument("--format", choices=("parquet", "csv", "jsonl"), default="parquet")
+    p.add_argument("--format", choices=("parquet", "csv", "jsonl"), default=None,
+                   help="default: parquet when pyarrow is installed (pip install -e '.[parquet]'), else csv")
     p.add_argument("--out", metavar="OUTDIR", help="where the tables go (default: DIR/export)")
 
 
@@ -61,6 +63,15 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]], columns: tuple[tuple[st
             f.write(encoder.encode(row) + b"\n")
 
 
+def _default_format() -> str:
+    """Parquet when pyarrow can be imported, else CSV (which needs nothing)."""
+    try:
+        _pyarrow()
+    except ConfigError:
+        return "csv"
+    return "parquet"
+
+
 async def export_command(args: argparse.Namespace) -> int:
     from ..report.runs import load_run
     from ..report.tables import TABLES, export_tables
@@ -68,6 +79,11 @@ async def export_command(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     loaded = load_run(root)  # ConfigError when there is no run here
     out = Path(args.out) if args.out else root / "export"
+    if args.format is None:
+        args.format = _default_format()
+        print(f"format: {args.format} (" + ("pyarrow is installed; --format csv|jsonl for others)"
+              if args.format == "parquet" else "pyarrow is not installed, so not parquet: "
+              "pip install -e '.[parquet]' adds it; --format jsonl for JSON Lines)"), file=sys.stderr)
     write = {"parquet": _write_parquet, "csv": _write_csv, "jsonl": _write_jsonl}[args.format]
     if args.format == "parquet":
         _pyarrow()  # before any folder is made

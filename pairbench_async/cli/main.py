@@ -7,7 +7,10 @@ Exit codes: 0 success (whatever the verdicts), 1 a finding the command exists to
 report (e.g. ``validate`` found problems, episodes ended in error), 2 bad arguments,
 input files or a record store that cannot be read or resumed, 3 the sandbox could
 not run, 4 a model endpoint failed outside any episode (an episode's failure is
-data: it ends that episode), 130 interrupted.
+data: it ends that episode), 5 the run folder could not be written (a full disk, a
+read-only file system, no permission: the cause is named, every record written before
+it is kept, ``--resume`` continues), 6 the run folder is being written by another
+process (its lock is held: the holder is named), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,11 +21,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..core.errors import ClientError, ConfigError, PairbenchError, SandboxError, StoreError
+from ..core.errors import (
+    ClientError,
+    ConfigError,
+    FolderLocked,
+    FolderWriteError,
+    PairbenchError,
+    SandboxError,
+    StoreError,
+)
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX, EXIT_MODEL = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_SANDBOX, EXIT_MODEL, EXIT_WRITE, EXIT_BUSY = 0, 1, 2, 3, 4, 5, 6
 
 
 def _prog() -> str:
@@ -50,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
         epilog="Exit status: 0 success; 1 a finding (episodes ended in error, validate found "
                "problems); 2 bad arguments, input files or records; 3 the sandbox could not run; "
-               "4 a model endpoint failed outside an episode; 130 interrupted.",
+               "4 a model endpoint failed outside an episode; 5 the run folder could not be written "
+               "(full disk, read-only, no permission: records kept, --resume continues); 6 the run "
+               "folder is being written by another process (its lock's holder is named); 130 interrupted.",
     )
     from ..core.version import __version__
 
@@ -150,6 +163,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SandboxError as exc:
         print(f"sandbox error: {exc}", file=sys.stderr)
         return EXIT_SANDBOX
+    except FolderLocked as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except FolderWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_WRITE
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -5,6 +5,10 @@ of different skill (``sim:0.3``, ``sim:0.8``) and the ``rules`` feedback model i
 a fresh directory under ``runs/``, shows a progress bar and ends with the
 leaderboard. SIGINT/SIGTERM stop it cleanly: in-flight turns are abandoned, every
 record already written stays valid, and ``--resume --out DIR`` continues.
+
+The run parameters default to None here so that a resume can tell what was given from
+what was left out: a value left out is the run's recorded one (``runner.resume``), or,
+for a new run, :class:`~..runner.config.RunConfig`'s default.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import re
 import signal
 import sys
 import time
@@ -20,35 +23,49 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from ..report.errors import error_summary, render_errors
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
 
-__all__ = ["add_run_arguments", "error_summary", "render_errors", "run_command", "run_loop"]
+#: the exit status of a run whose folder could not be written (``cli.main`` documents it)
+EXIT_WRITE = 5  # the same as cli.main.EXIT_WRITE
+
+__all__ = ["EXIT_WRITE", "add_run_arguments", "error_summary", "render_errors", "run_command", "run_loop"]
 
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", nargs="+", metavar="PATH", help="instance files (default: bundled fixtures)")
-    p.add_argument("--candidate", nargs="+", metavar="SPEC",
+    p.add_argument("--candidate", nargs="+", metavar="[NAME=]SPEC",
                    help="candidate models: sim:SKILL[?latency=S][&loop=P], openai:MODEL[@URL], replay:PATH "
-                   "(default: sim:0.3 sim:0.8)")
-    p.add_argument("--feedback", metavar="SPEC", default="rules", help="feedback model (default: rules)")
-    p.add_argument("--validator-model", metavar="SPEC", default=None,
+                   "(default: sim:0.3 sim:0.8); NAME=SPEC names one (letters, digits, . _ -): rows, "
+                   "records and episode ids say NAME instead of the spec")
+    p.add_argument("--feedback", metavar="[NAME=]SPEC", default=None, help="feedback model (default: rules)")
+    p.add_argument("--validator-model", metavar="[NAME=]SPEC", default=None,
                    help="an LLM judge for the leakage validator, openai:MODEL[@URL]: asked with Table II's "
                    "rubric about every hint the rules accept, its verdicts recorded (default: the rules alone)")
-    p.add_argument("--protocol", nargs="+", default=["pair"], metavar="NAME",
+    p.add_argument("--protocol", nargs="+", default=None, metavar="NAME",
                    help="pair (default); baselines: nohint vanilla simple compiler test human paragraph "
                    "sentence code rephrase selfcritique (several: each its own episodes)")
     p.add_argument("--concurrency", type=positive_int, default=64, metavar="N",
                    help="episodes in flight (default 64)")
-    p.add_argument("--runs", type=positive_int, default=1, metavar="K", help="repeated runs with derived seeds")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
-    p.add_argument("--turns", type=positive_int, default=10, metavar="A", help="alpha: hinted turns (default 10)")
-    p.add_argument("--scenario-turns", type=positive_int, default=3, metavar="B",
+    p.add_argument("--runs", type=positive_int, default=None, metavar="K",
+                   help="repeated runs with derived seeds (default 1)")
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="(default 0)")
+    p.add_argument("--turns", type=positive_int, default=None, metavar="A",
+                   help="alpha: hinted turns (default 10)")
+    p.add_argument("--scenario-turns", type=positive_int, default=None, metavar="B",
                    help="beta: turns per scenario (default 3)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: a new runs/<time>)")
-    p.add_argument("--resume", action="store_true", help="continue the run recorded in --out")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run (or --sweep) recorded in --out with its recorded parameters; "
+                   "arguments given must agree with them")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="with --resume: run the episodes whose latest attempt ended in error again (their "
+                   "new records supersede the old ones, which stay in the file)")
+    p.add_argument("--allow-endpoint-change", action="store_true",
+                   help="with --resume: continue although a model's base URL differs from the recorded one")
     p.add_argument("--config", metavar="FILE", help="TOML file with per-model endpoint settings")
     p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N instances")
-    p.add_argument("--skip-invalid", action="store_true",
+    p.add_argument("--skip-invalid", action="store_true", default=None,
                    help="skip (and count) malformed dataset lines instead of stopping at the first")
     p.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when episodes ended in error (default: exit 1, causes listed)")
@@ -62,19 +79,19 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the episodes, model calls and token budget the run would spend, "
                         "and stop (nothing is run or written)")
-    p.add_argument("--prompt-style", nargs="+", default=[], metavar="STYLE",
+    p.add_argument("--prompt-style", nargs="+", default=None, metavar="STYLE",
                    help="candidate prompt ablations: persona cot fewshot nodocstring nocontext (project "
                         "context) nohistory (earlier turns) noguidelines")
-    p.add_argument("--obfuscate", action="store_true",
+    p.add_argument("--obfuscate", action="store_true", default=None,
                    help="the candidate sees a one-sentence summary of each problem (When Benchmarks Talk)")
-    p.add_argument("--after-deferral", choices=("stay", "escalate", "reset"), default="stay",
+    p.add_argument("--after-deferral", choices=("stay", "escalate", "reset"), default=None,
                    help="the hint level after a scenario is deferred: stay (Algorithm 1, default), "
                    "escalate (Section IV-D.2's text: +1, capped at 6) or reset (L1)")
-    p.add_argument("--evidence-reading", choices=("table-ii", "section-iv"), default="table-ii",
+    p.add_argument("--evidence-reading", choices=("table-ii", "section-iv"), default=None,
                    help="what the feedback model sees of the programs: table-ii (each level's column: "
                    "the candidate's code from L4, the reference from L5; default) or section-iv (both "
                    "programs at every level, as Section IV words it); the validator is the same")
-    p.add_argument("--minimal-edit", action="store_true",
+    p.add_argument("--minimal-edit", action="store_true", default=None,
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
     add_sandbox_choice(p)
@@ -86,11 +103,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _out_dir(args: argparse.Namespace) -> Path:
-    from ..runlog.sweep import holds_run
 
     if args.out:
         out = Path(args.out)
-        if args.resume and not holds_run(out):
+        if args.resume and not out.is_dir():
             # a mistyped folder must not silently start a new run
             raise ConfigError(f"--resume: no run to continue in {out} (no manifest.json there)")
         return out
@@ -110,11 +126,10 @@ def _check_keys(config: object, model_config: str | None) -> None:
     import os
 
     from ..models.endpoint import parse_model_spec
-    from ..models.specs import load_model_config, openai_settings
+    from ..models.specs import load_model_config, openai_settings, with_names
 
-    settings = load_model_config(model_config)
-    validator = [config.validator] if config.validator else []  # type: ignore[attr-defined]
-    for spec in {*config.candidates, config.feedback, *validator}:  # type: ignore[attr-defined]
+    settings = with_names(load_model_config(model_config), config.specs())  # type: ignore[attr-defined]
+    for spec in set(config.specs().values()):  # type: ignore[attr-defined]
         if parse_model_spec(spec)[0] != "openai":
             continue
         s = openai_settings(spec, settings)
@@ -171,30 +186,58 @@ def parse_sweep(items: list[str] | None) -> list[dict[str, int | str]]:
     return [{k.replace("_", "-"): v for k, v in point.items()} for point in grid_points(parse_grid(items))]
 
 
-def _run_config(args: argparse.Namespace) -> Any:
+#: RunConfig field (or run option) <- the argument that gives it, as the command spells it
+_GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "--feedback"),
+          "validator": ("validator_model", "--validator-model"), "protocols": ("protocol", "--protocol"),
+          "runs": ("runs", "--runs"), "seed": ("seed", "--seed"), "turns": ("turns", "--turns"),
+          "scenario_turns": ("scenario_turns", "--scenario-turns"),
+          "temperature": ("temperature", "--temperature"), "max_tokens": ("max_tokens", "--max-tokens"),
+          "model_config": ("config", "--config"), "prompt_styles": ("prompt_style", "--prompt-style"),
+          "minimal_edit": ("minimal_edit", "--minimal-edit"), "obfuscate": ("obfuscate", "--obfuscate"),
+          "after_deferral": ("after_deferral", "--after-deferral"),
+          "evidence_reading": ("evidence_reading", "--evidence-reading"),
+          "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid")}
+#: options that are not RunConfig fields
+_OPTIONS = ("limit", "skip_invalid")
+
+
+def _settings(
+    args: argparse.Namespace, root: Path | None,
+) -> tuple[Any, dict[str, list[Any]], list[str], dict[str, Any]]:
+    """The run's configuration, grid, dataset files and options (``limit``, ``skip_invalid``):
+    what the arguments give, and, with ``--resume``, the rest from the run's manifest(s)
+    (a given value that differs from the recorded one is refused, naming both)."""
     from ..runner.config import RunConfig
+    from ..runner.resume import merge_recorded, recorded_run
 
-    return RunConfig(
-        candidates=args.candidate or ["sim:0.3", "sim:0.8"], feedback=args.feedback,
-        validator=args.validator_model,
-        protocols=args.protocol, runs=args.runs, seed=args.seed, turns=args.turns,
-        scenario_turns=args.scenario_turns, concurrency=args.concurrency,
-        temperature=args.temperature, max_tokens=args.max_tokens, model_config=args.config,
-        prompt_styles=args.prompt_style, minimal_edit=args.minimal_edit, obfuscate=args.obfuscate,
-        after_deferral=args.after_deferral, evidence_reading=args.evidence_reading,
-    )
+    given = {field: getattr(args, attr) for field, (attr, _) in _GIVEN.items() if getattr(args, attr) is not None}
+    grid = parse_grid(args.sweep)
+    if args.resume and root is not None:
+        recorded = recorded_run(root)
+        if args.sweep is not None:
+            given["grid"] = grid
+        merged = merge_recorded(recorded, given, where=root,
+                                spelled={**{f: flag for f, (_, flag) in _GIVEN.items()}, "grid": "--sweep"})
+        config, grid, options = merged["config"], merged["grid"], merged["options"]
+        dataset = args.dataset if args.dataset is not None else recorded.dataset
+    else:
+        config = {k: v for k, v in given.items() if k not in _OPTIONS}
+        options = {k: v for k, v in given.items() if k in _OPTIONS}
+        dataset = args.dataset or []
+    return RunConfig(**config, concurrency=args.concurrency), grid, list(dataset), options
 
 
-def _instances(args: argparse.Namespace) -> list[Any]:
+def _instances(dataset: list[str], options: dict[str, Any], config: Any) -> list[Any]:
     from ..datasets.files import load_dataset
 
-    read = load_dataset(args.dataset, skip_invalid=args.skip_invalid)
+    read = load_dataset(dataset or None, skip_invalid=bool(options.get("skip_invalid")))
     for skipped in read.skipped:
         print(f"skipped: {skipped}", file=sys.stderr)
-    instances = read.instances[: args.limit] if args.limit is not None else read.instances
+    limit = options.get("limit")
+    instances = read.instances[: limit] if limit is not None else read.instances
     if not instances:
         raise ConfigError("no instances to run")
-    if "nocontext" in args.prompt_style and not any(i.context.strip() for i in instances):
+    if "nocontext" in config.prompt_styles and not any(i.context.strip() for i in instances):
         print("warning: --prompt-style nocontext drops the project context (FeedbackEval's sense), "
               "but no instance of this dataset has one, so it changes nothing; nohistory drops "
               "the earlier turns (what nocontext meant before)", file=sys.stderr)
@@ -203,7 +246,8 @@ def _instances(args: argparse.Namespace) -> list[Any]:
 
 class _Printer:
     """What a run prints of each setting (``run_sweep``'s observer): a banner and a
-    progress bar while it runs; its leaderboard, statistics and errors when it ends."""
+    status line while it runs; its leaderboard, statistics and errors when it ends
+    (``-q``: the leaderboard, without its legend, and the errors)."""
 
     def __init__(self, args: argparse.Namespace, instances: list[Any]) -> None:
         self.args, self.instances = args, instances
@@ -212,6 +256,7 @@ class _Printer:
 
     async def __call__(self, point: Any, records: Any, ev: Any) -> None:
         from ..report.leaderboard import leaderboard, render_text
+        from ..runlog.records import latest_attempts
         from ..runlog.store import read_records
 
         args, config, sweep, out = self.args, point.config, point.setting, point.out_dir
@@ -221,14 +266,20 @@ class _Printer:
                   f"{len(config.protocols)} protocols x {config.runs} runs"
                   + (f" (setting {sweep.name})" if sweep else "") + f" -> {out}", file=sys.stderr)
         await _consume(records, ev, args.no_progress or args.quiet)
-        written, _ = read_records(out)
+        written = latest_attempts(read_records(out)[0])[0]  # each episode's latest attempt
         if sweep is not None:
             print(f"\n== {', '.join(f'{k}={v}' for k, v in sweep.values.items())} ==")
-        print(render_text(leaderboard(written)))
+        print(render_text(leaderboard(written), legend=not args.quiet))
         stats = ev.statistics()
-        print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done, "
-              f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests in "
-              f"{stats.elapsed_s:.1f}s; records: {out / 'records.jsonl'}")
+        if not args.quiet:
+            retried = f", {stats.retried} errored episodes run again" if stats.retried else ""
+            print(f"{stats.episodes_done} episodes ({stats.episodes_skipped} already done{retried}, "
+                  f"{stats.errors} errors), {stats.turns} turns, {stats.tests_run} tests, {stats.calls} model "
+                  f"calls ({stats.call_retries} retries) in {stats.elapsed_s:.1f}s; "
+                  f"records: {out / 'records.jsonl'}")
+        if stats.errors_kept:
+            print(f"{stats.errors_kept} episode(s) had ended in error before and were kept as they are; "
+                  f"--resume --retry-errors --out {out} runs them again", file=sys.stderr)
         if stats.sandbox_nodes_lost or stats.sandbox_retries:
             print(f"sandbox: {stats.sandbox_nodes_lost} node(s) lost, {stats.sandbox_retries} "
                   "batch(es) of tests run again on another node (one result per test)")
@@ -239,20 +290,64 @@ class _Printer:
 
 
 async def run_command(args: argparse.Namespace) -> int:
+    from ..core.errors import FolderWriteError
+    from ..runlog.lock import FolderLock
+    from ..runlog.sweep import holds_run
+
+    if (args.retry_errors or args.allow_endpoint_change) and not args.resume:
+        raise ConfigError("--retry-errors and --allow-endpoint-change continue a run: give --resume --out DIR")
+    root = _out_dir(args)
+    early = None
+    try:
+        # a folder being written is refused at once, before its manifest is read (it may
+        # not be written yet); held until the run ends
+        early = FolderLock(root) if args.resume else None
+        return await _run(args, root)
+    except FolderWriteError as exc:
+        then = (f"every record written before it is kept; make room (or make it writable), then continue "
+                f"with: pairbench run --resume --out {root}" if holds_run(root) else
+                "nothing was recorded; choose a writable --out")
+        print(f"error: {exc}; {then}", file=sys.stderr)
+        return EXIT_WRITE
+    finally:
+        if early is not None:
+            early.release()
+
+
+async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) -> list[Any]:
+    """The instances whose reference passes its hidden tests (the others named on stderr);
+    :class:`ConfigError` when none does. Recorded in the options, so that a resume checks
+    too (a run from before the check resumes with every instance, as it ran)."""
+    from ..runner.references import check_references
+
+    checked = await check_references(instances, sandbox)
+    for line in checked.lines():
+        print(f"skipped: {line}", file=sys.stderr)
+    if not checked.kept:
+        raise ConfigError("no instance to run: every reference fails some of its own hidden tests "
+                          "(`pairbench validate` lists them)")
+    options["references_checked"] = True
+    return checked.kept
+
+
+async def _run(args: argparse.Namespace, root: Path) -> int:
+    from ..runlog.lock import lock_folder
+    from ..runlog.sweep import holds_run
     from ..runner.sweep import plan_sweep, run_sweep
     from ..sandbox.config import SandboxConfig
 
-    instances = _instances(args)
-    base = _run_config(args)
-    grid = parse_grid(args.sweep)
+    if args.resume and not holds_run(root):
+        raise ConfigError(f"--resume: no run to continue in {root} (no manifest.json there)")
+    base, grid, dataset, options = _settings(args, root)
+    instances = _instances(dataset, options, base)
     configs = [point.config for point in plan_sweep(base, grid, ".")]  # every setting checked first
     if args.dry_run:
-        print(dry_run_text(instances, configs, len(configs), args.config))
+        print(dry_run_text(instances, configs, len(configs), base.model_config))
         return 0
     for config in configs:
-        _check_keys(config, args.config)
+        config.validate()  # every spec one this package can make, before the folder is locked (made)
+        _check_keys(config, base.model_config)
     sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers))  # Ray present?
-    root = _out_dir(args)
     printer = _Printer(args, instances)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
@@ -268,15 +363,22 @@ async def run_command(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop)
     try:
         async with contextlib.AsyncExitStack() as stack:
+            # one writer per folder: refused here, at once, before the sandbox starts
+            stack.enter_context(lock_folder(root))
             stack.push_async_callback(sandbox.aclose)
             await sandbox.start()
+            if not args.resume or options.get("references_checked"):
+                instances = await _checked(instances, sandbox, options)
+                printer.instances = instances
             await run_sweep(base, grid, instances, root, resume=args.resume, sandbox=sandbox,
-                            dataset_paths=[str(p) for p in (args.dataset or [])], observe=printer)
+                            dataset_paths=[str(Path(p).resolve()) for p in dataset], observe=printer,
+                            retry_errors=args.retry_errors, allow_endpoint_change=args.allow_endpoint_change,
+                            dataset_options=options)
     except asyncio.CancelledError:
         if not interrupted:
             raise
         print(f"\ninterrupted: records so far are in {printer.out or root}; continue with: pairbench run "
-              f"--resume --out {root} (and the same arguments)", file=sys.stderr)
+              f"--resume --out {root}", file=sys.stderr)
         return 130
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -284,60 +386,58 @@ async def run_command(args: argparse.Namespace) -> int:
     return 1 if printer.errored and not args.allow_errors else 0
 
 
-def error_summary(records: list[object]) -> list[tuple[str, int, str]]:
-    """Errored episodes grouped by cause: (cause, count, first message), most frequent first.
-
-    The cause is the error's class and its message with numbers, quoted values and
-    instance ids blanked, so that the same failure on 140 instances is one line.
-    """
-    from ..models.redact import redact
-    from ..runlog.records import EpisodeRecord
-
-    groups: dict[str, list[str]] = {}
-    for rec in records:
-        if isinstance(rec, EpisodeRecord) and rec.status == "error":
-            message = redact(rec.error or "unknown error")  # keys never reach a screen
-            cause = re.sub(r"\d+(\.\d+)?", "#", message.replace(rec.instance_id, "<instance>"))
-            cause = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", cause)[:160]
-            groups.setdefault(cause, []).append(message)
-    ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))
-    return [(cause, len(messages), messages[0]) for cause, messages in ordered]
+#: seconds between two status lines when stderr is not a terminal (a log file, CI)
+_LOG_EVERY = 10.0
 
 
-def render_errors(errors: list[tuple[str, int, str]], stopped: list[str], out: Path) -> str:
-    total = sum(count for _, count, _ in errors)
-    lines = [f"\n{total} episode(s) ended in error, by cause:"]
-    for _, count, first in errors:
-        lines.append(f"  {count:5} x {first[:500]}")
-    for spec in stopped:
-        lines.append(f"  {spec}: stopped early by its circuit breaker (its first calls failed and none "
-                     "answered), so its remaining episodes were not attempted")
-    lines.append(f"records: {out / 'records.jsonl'} (episode records with \"status\": \"error\"); "
-                 "exit status 1 (--allow-errors: 0)")
-    return "\n".join(lines)
+def status_text(s: Any) -> str:
+    """The status line of a run: episodes, model calls in flight, retries, errors, turns, tests."""
+    done = s.episodes_done + s.episodes_skipped
+    return (f"episodes {done}/{s.episodes_total}  calls in flight {s.calls_in_flight}  "
+            f"retries {s.call_retries}  errors {s.errors}  turns {s.turns}  tests {s.tests_run:,}  "
+            f"{s.elapsed_s:.0f}s")
 
 
 async def _consume(records: Any, ev: Any, quiet: bool) -> None:
-    """Read a setting's records to the end, with a progress bar unless ``quiet``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """Read a setting's records to the end, with a status from the first second unless
+    ``quiet``: a live bar on a terminal, else a line at once and every ``_LOG_EVERY`` s."""
+    if quiet:
+        async for _ in records:
+            pass
+        return
+    console = _stderr_console()
+    ticker = asyncio.create_task(_tick(ev, console))
+    try:
+        async for _ in records:
+            pass
+    finally:
+        ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
+        if not console.is_terminal:  # type: ignore[attr-defined]
+            print(f"status: {status_text(ev.statistics())}", file=sys.stderr, flush=True)
 
-    from ..runlog.records import EpisodeRecord
 
-    progress = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("{task.fields[info]}"), disable=quiet, transient=False,
-                        console=_stderr_console())
-    with progress:
-        task = None
-        t0 = time.monotonic()
-        async for record in records:
+async def _tick(ev: Any, console: Any) -> None:
+    """Show the run's status until cancelled: from the moment the episodes are planned,
+    however long the first model call takes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    while ev.statistics().episodes_total == 0:  # the records are being read back (resume)
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)  # the first calls are on their way
+    if not console.is_terminal:
+        while True:
+            print(f"status: {status_text(ev.statistics())}", file=sys.stderr, flush=True)
+            await asyncio.sleep(_LOG_EVERY)
+    s = ev.statistics()
+    with Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                  console=console, transient=False) as progress:
+        task = progress.add_task("run", total=s.episodes_total, completed=0, info="")
+        while True:
             s = ev.statistics()
-            if task is None:
-                task = progress.add_task("run", total=s.episodes_total, completed=s.episodes_skipped, info="")
-            if isinstance(record, EpisodeRecord):
-                progress.advance(task)
-            rate = s.tests_run / max(1e-9, time.monotonic() - t0)
-            progress.update(task, info=f"turns {s.turns}  tests/s {rate:,.0f}  tokens "
-                            f"{s.prompt_tokens + s.completion_tokens:,}  errors {s.errors}")
+            info = status_text(s).split("  ", 1)[1]
+            progress.update(task, completed=s.episodes_done + s.episodes_skipped, info=info)
+            await asyncio.sleep(0.2)
 
 
 def _stderr_console() -> object:

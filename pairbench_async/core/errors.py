@@ -16,7 +16,10 @@ budget, a sandbox that cannot run anything, a record store that cannot be resume
     │   ├── NativeModuleMissing   the native confinement module is not built
     │   └── ConfinementUnavailable  full confinement was required but is missing
     └── StoreError                the record store cannot be written or read
-        └── ResumeMismatch        --resume with parameters that differ from the run's
+        ├── ResumeMismatch        --resume with parameters that differ from the run's
+        ├── FolderLocked          another process is writing the run folder (its lock)
+        └── FolderWriteError      the run folder could not be written (a full disk,
+                                  a read-only file system, no permission, ...)
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ __all__ = [
     "ConfigError",
     "ConfinementUnavailable",
     "DatasetError",
+    "FolderLocked",
+    "FolderWriteError",
     "NativeModuleMissing",
     "PairbenchError",
     "RateLimited",
@@ -100,3 +105,19 @@ class StoreError(PairbenchError):
 
 class ResumeMismatch(StoreError):
     """The records in the output directory belong to a run with other parameters."""
+
+
+class FolderLocked(StoreError):
+    """Another process holds the run folder's lock (one writer per folder)."""
+
+
+class FolderWriteError(StoreError):
+    """An operating-system error while writing a run folder (records, manifest, lock):
+    ``ENOSPC``, ``EROFS``, ``EACCES``, ``EDQUOT``... ``folder`` is the folder, ``errno``
+    the cause; what was written before it stays valid."""
+
+    def __init__(self, message: str, folder: object = None, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder
+        self.errno = errno
+

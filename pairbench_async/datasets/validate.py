@@ -17,7 +17,7 @@ import msgspec
 
 from ..core.types import Instance, Verdict
 
-__all__ = ["InstanceCheck", "ValidationSummary", "validate_instances"]
+__all__ = ["InstanceCheck", "ValidationSummary", "failing_tests", "validate_instances"]
 
 
 class InstanceCheck(msgspec.Struct):
@@ -50,13 +50,18 @@ def _kind(verdict: Verdict, error: str | None, mismatch: str | None) -> str:
     return verdict.value
 
 
+def failing_tests(results: Any) -> dict[str, str]:
+    """The tests a program failed, each with its verdict (and error): ``{"003": "WA"}``."""
+    return {r.id: r.verdict.value + (f" ({r.error})" if r.error else "") for r in results if not r.passed}
+
+
 async def _check(pool: Any, inst: Instance, lo: float, hi: float) -> InstanceCheck:
     limits = inst.limits
     ref, bug = await asyncio.gather(
         pool.run(inst.program(inst.reference), inst.tests, limits, checker=inst.checker),
         pool.run(inst.program(inst.buggy), inst.tests, limits, checker=inst.checker),
     )
-    ref_fail = {r.id: r.verdict.value + (f" ({r.error})" if r.error else "") for r in ref if not r.passed}
+    ref_fail = failing_tests(ref)
     rate = sum(r.passed for r in bug) / len(bug)
     kinds = sorted({_kind(r.verdict, r.error, r.mismatch) for r in bug if not r.passed})
     problems, warnings = [], []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
 from ..core.types import Completion, Message
-from ..runlog.records import TurnRecord
+from ..runlog.records import TurnRecord, latest_attempts
 from ..runlog.store import read_records
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class ReplayModel:
         folder = Path(where)
         if folder.is_file():
             folder = folder.parent
-        records = [r for r in read_records(folder)[0] if isinstance(r, TurnRecord)]
+        records = [r for r in latest_attempts(read_records(folder)[0])[0] if isinstance(r, TurnRecord)]
         models = sorted({r.model for r in records})
         if not source:
             if len(models) != 1:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
     from .endpoint import EndpointSettings
 
 __all__ = ["LOCAL_SCHEMES", "answers_locally", "load_model_config", "load_prices", "make_model", "openai_settings",
-           "price_book"]
+           "price_book", "with_names"]
 
 #: Spec schemes answered on this machine with no endpoint: the built-in offline models
 #: and ``replay:`` (free, never rate-limited, never unreachable).
@@ -48,6 +48,17 @@ LOCAL_SCHEMES: Final = (*OFFLINE_SCHEMES, "replay")
 def answers_locally(spec: str) -> bool:
     """Whether ``spec`` names a model that needs no endpoint (and costs nothing)."""
     return spec.split(":", 1)[0].split("?", 1)[0] in LOCAL_SCHEMES
+
+
+def with_names(settings: Mapping[str, EndpointSettings], specs: Mapping[str, str]) -> dict[str, EndpointSettings]:
+    """``settings`` (keyed by spec) where a named model (``NAME=SPEC``: ``specs`` maps names to
+    specs) also finds a table keyed by its NAME (``[models.coder]``); one keyed by the
+    spec comes first."""
+    out = dict(settings)
+    for name, spec in specs.items():
+        if name != spec and spec not in out and name in out:
+            out[spec] = out[name]
+    return out
 
 
 def load_model_config(path: str | None) -> dict[str, EndpointSettings]:

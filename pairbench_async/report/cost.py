@@ -6,12 +6,13 @@ Errored episodes' calls still count (they were paid for); prices come from a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from ..models.prices import PriceBook
+from ..models.specs import answers_locally
 from ..runlog.records import Record, TurnRecord
 
 __all__ = ["CostSummary", "TokenRow", "cost_summary", "format_cost", "render_tokens_text", "token_rows",
@@ -78,14 +79,16 @@ def _priced_spec(candidate: str, role: str, called: str, feedback: str | None,
 
 def token_rows(records: Sequence[Record], protocols: Sequence[str] = (), *,
                prices: PriceBook | None = None, feedback: str | None = None,
-               validator: str | None = None) -> list[TokenRow]:
+               validator: str | None = None, specs: Mapping[str, str] | None = None) -> list[TokenRow]:
     """Usage per (candidate, protocol, role, model called), with its cost when priced.
 
     ``protocols`` orders the rows (others follow, sorted); ``feedback`` and
     ``validator`` are the run's feedback and judge specs (the manifest's), without
     which such a call is priced by the name the model answered with. The judge's calls
-    are rows of their own, role ``validator``.
+    are rows of their own, role ``validator``. ``specs`` (the manifest's) maps a named
+    model (``NAME=SPEC``) to its spec: priced by a table of its name, else of its spec.
     """
+    specs = specs or {}
     usage: dict[tuple[str, str, str, str], list[int]] = {}
     episodes: dict[tuple[str, str], set[str]] = {}
     for rec in records:
@@ -103,7 +106,14 @@ def token_rows(records: Sequence[Record], protocols: Sequence[str] = (), *,
             usage.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], len(rank)), kv[0][1:])):
         spec = _priced_spec(m, role, called, feedback, validator)
         price = prices.of(spec) if prices is not None else None
-        pc, cc = price.cost(pt, ct) if price is not None else (None, None)
+        if price is None and prices is not None and spec in specs:
+            price = prices.of(specs[spec])
+        if price is not None:
+            pc, cc = price.cost(pt, ct)
+        elif prices is not None and answers_locally(specs.get(spec, spec)):
+            pc, cc = 0.0, 0.0  # an offline model (sim, rules, replay) is free: never "no price"
+        else:
+            pc, cc = None, None
         rows.append(TokenRow(model=m, protocol=p, role=role, called=called, calls=c,
                              prompt_tokens=pt, completion_tokens=ct,
                              episodes=len(episodes[(m, p)]), spec=spec,

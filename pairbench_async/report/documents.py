@@ -25,6 +25,7 @@ from ..runlog.records import Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
+from .errors import error_summary, errors_text
 from .html import render_html, render_sections_text, sensitivity_sections
 from .leaderboard import (
     leaderboard,
@@ -73,7 +74,8 @@ def token_usage(run: LoadedRun, prices: PriceBook | None) -> list[TokenRow]:
     manifest = run.manifest
     return token_rows(run.all_records, manifest.protocols if manifest else (), prices=prices,
                       feedback=manifest.feedback if manifest else None,
-                      validator=manifest.validator if manifest else None)
+                      validator=manifest.validator if manifest else None,
+                      specs=manifest.specs if manifest else None)
 
 
 def _turns(manifest: RunManifest | None) -> int | None:
@@ -99,6 +101,8 @@ def run_json(run: LoadedRun, prices: PriceBook | None = None) -> dict[str, Any]:
     data["tokens"] = tokens_json(tokens)
     data["cost_total"] = cost_summary(tokens).total
     data["unprotected"] = board.unprotected
+    data["error_causes"] = [{"cause": cause, "count": count, "first": first}
+                            for cause, count, first in error_summary(run.all_records)]
     data["repair_at_k"] = repair_at_k_json(kept, _turns(manifest))
     data["test_case_accuracy"] = msgspec.to_builtins(
         talk_accuracy(kept, manifest.protocols if manifest else None))
@@ -164,6 +168,9 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None) -> str:
     banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
     parts = [f"{banner}."] if banner else []
     parts.append(render_text(leaderboard(kept)))
+    errors = errors_text(run.all_records)  # an all-errored run is reported: its errors by cause
+    if errors:
+        parts.append("\n" + errors)
     tokens = token_usage(run, prices)
     if tokens:
         parts.append("\n" + render_tokens_text(tokens))

@@ -39,6 +39,9 @@ class Leaderboard(msgspec.Struct):
     unfinished: int
     #: protocols whose candidate saw hidden test data or reference-derived text
     unprotected: list[str] = []
+    #: errored episodes per row (``model`` or ``model|protocol``), for every row with any;
+    #: a row whose every episode errored is here and not in ``models`` (it has no metrics)
+    errors: dict[str, int] = {}
 
 
 #: How the reports say that a protocol is not hidden-test protected.
@@ -89,10 +92,26 @@ def trajectories(records: Iterable[Record], *, with_protocol: bool | None = None
     return out, errored, unfinished
 
 
+def errors_by_row(records: Iterable[Record], *, with_protocol: bool | None = None) -> dict[str, int]:
+    """Errored episodes per leaderboard row, keyed as :func:`trajectories` keys its rows."""
+    from .metrics import group_key
+
+    records = list(records)
+    protocols = {r.protocol for r in records if isinstance(r, TurnRecord)} or {r.protocol for r in records}
+    use_protocol = len(protocols) > 1 if with_protocol is None else with_protocol
+    out: dict[str, int] = {}
+    for r in records:
+        if isinstance(r, EpisodeRecord) and r.status == "error":
+            key = group_key(r.model, r.protocol if use_protocol else None)
+            out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def leaderboard(records: Sequence[Record]) -> Leaderboard:
     trajs, errored, unfinished = trajectories(records)
     return Leaderboard(models=metrics_by_model(trajs), episodes=len(trajs), errored=errored,
-                       unfinished=unfinished, unprotected=unprotected_protocols(records))
+                       unfinished=unfinished, unprotected=unprotected_protocols(records),
+                       errors=errors_by_row(records))
 
 
 def repair_at_k_json(records: Sequence[Record], alpha: int | None = None) -> dict[str, dict[str, float | None]]:
@@ -131,6 +150,7 @@ def leaderboard_json(board: Leaderboard) -> dict[str, object]:
         "episodes": board.episodes,
         "errored": board.errored,
         "unfinished": board.unfinished,
+        "errors": board.errors,
     }
 
 
@@ -140,34 +160,49 @@ def _fmt(name: str, value: float | None) -> str:
 
 
 def leaderboard_rows(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of Table III (rates in %), best value per column marked ``*``."""
+    """Header and rows of Table III (rates in %), best value per column marked ``*``: the
+    rows that share the best value as shown are all marked, unless every row shares it
+    (a column where all tie has no best)."""
     header = ["Model", *LEADERBOARD_COLUMNS]
     best: dict[str, float] = {}
     for m in LEADERBOARD_COLUMNS:
         values = [getattr(r, m) for r in board.models.values() if getattr(r, m) is not None]
         if values and len(board.models) > 1:
-            best[m] = max(values) if BY_NAME[m].higher_is_better else min(values)
+            top = max(values) if BY_NAME[m].higher_is_better else min(values)
+            shown = {_fmt(m, v) for v in values}
+            if len(shown) > 1 or len(values) < len(board.models):  # a tie of every row is no best
+                best[m] = top
     rows = []
-    for name, row in sorted(board.models.items()):
+    names = sorted({*board.models, *board.errors})  # a row whose every episode errored keeps its place
+    for name in names:
+        row = board.models.get(name)
         cells = [name + ("†" if name.rpartition("|")[2] in board.unprotected else "")]
         for m in LEADERBOARD_COLUMNS:
-            v = getattr(row, m)
-            cells.append(_fmt(m, v) + ("*" if m in best and v == best[m] else ""))
+            v = getattr(row, m) if row is not None else None
+            cells.append(_fmt(m, v) + ("*" if m in best and v is not None and _fmt(m, v) == _fmt(m, best[m])
+                                        else ""))
         rows.append(cells)
     return header, rows
 
 
-def render_text(board: Leaderboard) -> str:
-    """A plain-text table (terminals, logs, papers)."""
+def render_text(board: Leaderboard, *, legend: bool = True) -> str:
+    """A plain-text table (terminals, logs, papers); ``legend=False`` leaves out the
+    columns' legend (``run -q``)."""
     header, rows = leaderboard_rows(board)
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     lines.append(f"{board.episodes} episodes; rates in %, HE in 0..6, TurnsToFix in turns; "
-                 f"* best per column; {board.errored} errored, {board.unfinished} unfinished")
+                 f"* best per column (ties all marked; none when every row ties); {board.errored} errored, "
+                 f"{board.unfinished} unfinished")
+    if board.errors:
+        only = [n for n in board.errors if n not in board.models]
+        lines.append("errored episodes: " + ", ".join(f"{n} {c}" for n, c in board.errors.items())
+                     + (f" ({', '.join(only)}: no episode finished, so no metrics)" if only else ""))
     if board.unprotected:
         lines.append(f"† {', '.join(board.unprotected)}: {UNPROTECTED_NOTE}")
-    lines.append("legend (↑ higher is better, ↓ lower; `pairbench list metrics` for the formulas):")
-    lines += legend_lines(LEADERBOARD_COLUMNS)
+    if legend:
+        lines.append("legend (↑ higher is better, ↓ lower; `pairbench list metrics` for the formulas):")
+        lines += legend_lines(LEADERBOARD_COLUMNS)
     return "\n".join(lines)

@@ -200,8 +200,9 @@ def build_report(
     """
     trajs, errored, unfinished = trajectories(records, with_protocol=True)
     if not trajs:
-        raise ConfigError(f"no finished episode to report ({errored} errored, "
-                          f"{unfinished} unfinished)")
+        raise ConfigError(f"no finished episode to draw a page of ({errored} errored, "
+                          f"{unfinished} unfinished); the text report and --json list the errors by "
+                          "cause and every model's row")
     by_protocol: dict[str, list[Trajectory]] = {}
     for traj in trajs:
         by_protocol.setdefault(traj.protocol or "", []).append(traj)

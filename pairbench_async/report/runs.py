@@ -15,6 +15,11 @@ restricted records, each model renamed ``SETTING MODEL`` (and each episode
 
 Records of one's own (from :meth:`..runner.evaluator.Evaluator.run`, say) get the same
 numbers through :meth:`LoadedRun.from_records`.
+
+Every reading takes each episode's latest attempt (``--retry-errors`` appends a new
+attempt whose records supersede the earlier ones: :func:`..runlog.records.latest_attempts`);
+the superseded records are kept apart in ``superseded``. A folder being written is read as
+it stands (a torn last line is dropped): no lock is needed to read.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pathlib import Path
 import msgspec
 
 from ..core.errors import ConfigError
-from ..runlog.records import Record, RunManifest
+from ..runlog.records import Record, RunManifest, latest_attempts
 from ..runlog.store import read_manifest, read_records
 from ..runlog.sweep import is_run, run_dirs
 from .completeness import Completeness, completeness, restrict
@@ -52,6 +57,8 @@ class LoadedRun(msgspec.Struct, frozen=True, kw_only=True):
         completeness: how many planned episodes finished; for a sweep, the main setting's.
         settings: a sweep's runs by setting name, in the sweep's order (``{}`` for a run).
         main: a sweep's main setting (its first, unless asked otherwise); ``None`` for a run.
+        superseded: the records of earlier attempts of episodes run again (``--retry-errors``),
+            in file order; none of the above counts them.
     """
 
     path: Path | None = None
@@ -61,14 +68,17 @@ class LoadedRun(msgspec.Struct, frozen=True, kw_only=True):
     completeness: Completeness
     settings: dict[str, LoadedRun] = {}
     main: str | None = None
+    superseded: list[Record] = []
 
     @classmethod
     def from_records(cls, records: Sequence[Record], manifest: RunManifest | None = None,
                      path: Path | None = None) -> LoadedRun:
-        """A run from records already in memory, restricted as a folder's would be."""
-        everything = list(records)
+        """A run from records already in memory, restricted as a folder's would be (each
+        episode's latest attempt)."""
+        everything, superseded = latest_attempts(records)
         return cls(path=path, manifest=manifest, records=restrict(everything),
-                   all_records=everything, completeness=completeness(everything, manifest))
+                   all_records=everything, completeness=completeness(everything, manifest),
+                   superseded=superseded)
 
     @property
     def is_sweep(self) -> bool:

@@ -12,6 +12,7 @@ old records keep decoding.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -29,6 +30,7 @@ __all__ = [
     "SweepSetting",
     "TargetRecord",
     "TurnRecord",
+    "latest_attempts",
 ]
 
 
@@ -104,6 +106,10 @@ class TurnRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="kin
     #: run), so paired comparisons start from the same program; the call is recorded once,
     #: in that episode's turn 0 (None: this turn made its own call, or none)
     shared_from: str | None = None
+    #: which attempt of the episode this is: 0 the first; ``--retry-errors`` runs an
+    #: errored episode again as attempt 1, 2, ... whose records supersede the earlier
+    #: ones (read with :func:`latest_attempts`; omitted when 0, as before it existed)
+    attempt: int = 0
     schema: int = SCHEMA_VERSION
 
 
@@ -124,10 +130,29 @@ class EpisodeRecord(msgspec.Struct, frozen=True, omit_defaults=True, tag_field="
     final_pass_rate: float | None = None
     best_pass_rate: float | None = None
     error: str | None = None
+    #: the attempt of the episode this ends (see :attr:`TurnRecord.attempt`)
+    attempt: int = 0
     schema: int = SCHEMA_VERSION
 
 
 Record = TurnRecord | EpisodeRecord
+
+
+def latest_attempts(records: Iterable[Record]) -> tuple[list[Record], list[Record]]:
+    """The records of each episode's latest attempt (what every reader uses), and the
+    superseded ones (earlier attempts, kept in the file), both in file order."""
+    records = list(records)
+    latest: dict[str, int] = {}
+    for r in records:
+        if r.attempt > latest.get(r.episode_id, 0):
+            latest[r.episode_id] = r.attempt
+    if not latest:
+        return records, []
+    keep: list[Record] = []
+    old: list[Record] = []
+    for r in records:
+        (keep if r.attempt == latest.get(r.episode_id, 0) else old).append(r)
+    return keep, old
 
 
 class SweepSetting(msgspec.Struct, frozen=True):
@@ -166,6 +191,17 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
     schema: int = 2
     #: the leakage validator's LLM judge (``--validator-model``); None: the rules alone
     validator: str | None = None
+    #: the spec of each model given a name (``--candidate NAME=SPEC``), by name (the records
+    #: and ``candidates`` say the name); empty when no model was named
+    specs: dict[str, str] = {}
+    #: the effective base URL of each ``openai:`` model, by name (its ``@URL``, the model
+    #: config's, ``OPENAI_BASE_URL``'s or the public one): a resume against another endpoint
+    #: is refused unless asked for
+    endpoints: dict[str, str] = {}
+    #: how the run was asked for beyond the parameters above (``model_config``: the
+    #: ``--config`` file; ``limit``; ``skip_invalid``): what ``--resume`` uses when the
+    #: command line leaves them out
+    options: dict[str, object] = {}
 
     def comparable(self) -> dict[str, object]:
         """The fields that must match for a resume (the schema too: a turn 0 recorded under
@@ -180,4 +216,5 @@ class RunManifest(msgspec.Struct, frozen=True, omit_defaults=True):
             "runs": self.runs,
             "seed": self.seed,
             "params": self.params,
+            "specs": self.specs,
         }

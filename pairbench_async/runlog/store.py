@@ -15,6 +15,7 @@ The manifest is replaced atomically.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -22,13 +23,14 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from ..core.errors import ResumeMismatch, StoreError
+from ..core.errors import FolderWriteError, ResumeMismatch, StoreError
 from .records import Record, RunManifest
 
 __all__ = [
     "RecordWriter",
     "Resumable",
     "check_resume",
+    "folder_write_error",
     "read_log",
     "read_manifest",
     "read_manifest_as",
@@ -42,6 +44,15 @@ RECORDS = "records.jsonl"
 MANIFEST = "manifest.json"
 
 _DECODER = msgspec.json.Decoder(Record)
+
+
+def folder_write_error(folder: object, exc: OSError) -> FolderWriteError:
+    """The :class:`FolderWriteError` of ``exc`` raised while writing ``folder``, its cause in
+    words and by name (``No space left on device (ENOSPC)``)."""
+    name = errno.errorcode.get(exc.errno or 0, "")
+    cause = (exc.strerror or os.strerror(exc.errno or 0) or str(exc)) + (f" ({name})" if name else "")
+    where = f" at {exc.filename}" if exc.filename and str(exc.filename) != str(folder) else ""
+    return FolderWriteError(f"the run folder {folder} could not be written: {cause}{where}", folder, exc.errno)
 _MANIFEST = msgspec.json.Decoder(RunManifest)
 
 
@@ -100,10 +111,15 @@ def read_manifest_as(out_dir: str | os.PathLike[str], decoder: msgspec.json.Deco
 
 
 def write_manifest(out_dir: str | os.PathLike[str], manifest: msgspec.Struct) -> None:
-    """Write ``manifest`` to ``out_dir`` atomically (temporary file, fsync, rename)."""
+    """Write ``manifest`` to ``out_dir`` atomically (temporary file, fsync, rename);
+    :class:`~..core.errors.FolderWriteError` naming the cause when the folder cannot be
+    written (the manifest there before, if any, is left as it was)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=out)
+    except OSError as exc:
+        raise folder_write_error(out, exc) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(msgspec.json.format(msgspec.json.encode(manifest)))
@@ -111,6 +127,9 @@ def write_manifest(out_dir: str | os.PathLike[str], manifest: msgspec.Struct) ->
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, out / MANIFEST)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise folder_write_error(out, exc) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -136,28 +155,51 @@ def check_resume(old: Resumable, new: Resumable, *, what: str = "run", where: st
 
 
 class RecordWriter:
-    """Append-only writer of records, one ``write()`` per record."""
+    """Append-only writer of records, one ``write()`` per record.
+
+    An operating-system error (``ENOSPC``, ``EROFS``, ``EACCES``, ``EDQUOT``, ``EIO``...)
+    raises :class:`~..core.errors.FolderWriteError` naming it; a record cut short by it is
+    the log's torn last line, which readers drop and a resumed writer truncates away."""
 
     def __init__(self, out_dir: str | os.PathLike[str], *, valid_length: int | None = None) -> None:
         self.path = Path(out_dir) / RECORDS
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
-        if valid_length is not None and os.fstat(self._fd).st_size > valid_length:
-            os.ftruncate(self._fd, valid_length)  # drop a torn last line before appending
+        self._fd = -1
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            if valid_length is not None and os.fstat(self._fd).st_size > valid_length:
+                os.ftruncate(self._fd, valid_length)  # drop a torn last line before appending
+        except OSError as exc:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            raise folder_write_error(self.path.parent, exc) from exc
         self._encoder = msgspec.json.Encoder()
         self._buffer = bytearray()
         #: records written (handed to the kernel) and known to be on disk
         self.written = 0
         self._durable = 0
         self._syncing: asyncio.Future[None] | None = None
+        #: the first write error: every later write and sync raises it again
+        self.failed: Exception | None = None
 
     def write(self, record: Record) -> None:
+        if self.failed is not None:
+            raise self.failed
         buf = self._buffer
         self._encoder.encode_into(record, buf)
         buf.extend(b"\n")
-        view = memoryview(buf)
-        while view:
-            view = view[os.write(self._fd, view):]
+        try:
+            with memoryview(buf) as whole:
+                view = whole
+                try:
+                    while view:
+                        view = view[os.write(self._fd, view):]
+                finally:
+                    view.release()  # no export left: the buffer is re-used (resized) next time
+        except OSError as exc:
+            self.failed = folder_write_error(self.path.parent, exc)
+            raise self.failed from exc
         self.written += 1
 
     async def sync(self) -> None:
@@ -179,7 +221,11 @@ class RecordWriter:
             await asyncio.sleep(0)  # let the records of this loop iteration join the batch
             upto = self.written
             if self._fd >= 0:
-                await asyncio.to_thread(os.fsync, self._fd)
+                try:
+                    await asyncio.to_thread(os.fsync, self._fd)
+                except OSError as exc:
+                    self.failed = self.failed or folder_write_error(self.path.parent, exc)
+                    raise self.failed from exc
             self._durable = max(self._durable, upto)
         finally:
             self._syncing = None
@@ -189,5 +235,11 @@ class RecordWriter:
             await asyncio.gather(self._syncing, return_exceptions=True)
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
-            await asyncio.to_thread(os.fsync, fd)
-            os.close(fd)
+            try:
+                await asyncio.to_thread(os.fsync, fd)
+            except OSError as exc:
+                if self.failed is None:
+                    self.failed = folder_write_error(self.path.parent, exc)
+                    raise self.failed from exc
+            finally:
+                os.close(fd)

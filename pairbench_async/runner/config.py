@@ -8,6 +8,7 @@ scheduling machinery.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -19,11 +20,26 @@ from ..protocol.policy import AfterDeferral, PolicyConfig
 from ..protocol.protocols import PROTOCOLS
 from ..protocol.scenarios import ScenarioConfig
 
-__all__ = ["RunConfig", "RunStatistics", "model_name"]
+__all__ = ["RunConfig", "RunStatistics", "model_name", "split_name"]
+
+
+#: ``NAME=SPEC``: a name of letters, digits, ``.``, ``_``, ``-`` (never ``:``, ``/``, ``?``, ``@``,
+#: so that no spec reads as a name: ``sim:0.5?latency=1`` is a spec)
+_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,63})=(.+)", re.S)
+
+
+def split_name(ref: str) -> tuple[str, str]:
+    """``"coder=openai:qwen@http://h/v1"`` -> ``("coder", "openai:qwen@http://h/v1")``; a spec
+    without a name is its own name (``"sim:0.8"`` -> ``("sim:0.8", "sim:0.8")``)."""
+    m = _NAMED.fullmatch(ref)
+    if m is None:
+        return ref, ref
+    return m.group(1), m.group(2)
 
 
 def model_name(model: Any) -> str:
-    """What the records call a model given as a spec string or as a client object.
+    """What the records call a model given as a spec string (``NAME=SPEC``: its NAME; a
+    spec without one: the spec) or as a client object.
 
     An object must be a :class:`~..models.interface.ModelClient` or a
     :class:`~..models.interface.ContextModel`, with a non-empty ``name``.
@@ -31,7 +47,7 @@ def model_name(model: Any) -> str:
     from ..models.interface import ContextModel, ModelClient
 
     if isinstance(model, str):
-        return model
+        return split_name(model)[0]
     if not isinstance(model, (ModelClient, ContextModel)):
         raise ConfigError(f"{model!r} is neither a model spec nor a model: a model object needs a `name` "
                           "and `async complete(messages, *, temperature, max_tokens, seed)` (ModelClient)")
@@ -49,9 +65,9 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The parameters of a sweep (everything that decides its numbers).
 
     ``candidates``, ``feedback`` and ``validator`` each take a spec string
-    (``openai:MODEL[@URL]``, ``sim:SKILL``, ``rules``, ``replay:PATH``) or a model object
-    of the embedder's own (:class:`~..models.interface.ModelClient`), recorded under its
-    ``name``.
+    (``openai:MODEL[@URL]``, ``sim:SKILL``, ``rules``, ``replay:PATH``), optionally named
+    (``NAME=SPEC``: the records, rows and episode ids say NAME), or a model object of the
+    embedder's own (:class:`~..models.interface.ModelClient`), recorded under its ``name``.
     """
 
     candidates: list[Any] = msgspec.field(default_factory=lambda: ["sim:0.3", "sim:0.8"])
@@ -90,13 +106,15 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """This configuration with every model object replaced by its name, and those
         objects by name (what the evaluator calls instead of making a client)."""
         given: dict[str, Any] = {}
+        named = False
         for ref in (*self.candidates, self.feedback, self.validator):
             if ref is None or isinstance(ref, str):
+                named = named or (ref is not None and split_name(ref)[0] != ref)
                 continue
             name = model_name(ref)
             if given.setdefault(name, ref) is not ref:
                 raise ConfigError(f"two different model objects are both named {name!r}")
-        if not given:
+        if not given and not named:
             return self, given
         # a copy with the names in place: a replace() would run __post_init__, which would
         # check the names as spec strings (an object's name needs no spec syntax)
@@ -106,6 +124,17 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         msgspec.structs.force_setattr(config, "validator",
                                       None if self.validator is None else model_name(self.validator))
         return config, given
+
+    def specs(self) -> dict[str, str]:
+        """The spec of every model given as a string, by name (``NAME=SPEC``; a spec without
+        a name is its own); :class:`ConfigError` when one name is given two specs."""
+        out: dict[str, str] = {}
+        for ref in (*self.candidates, self.feedback, self.validator):
+            if isinstance(ref, str):
+                name, spec = split_name(ref)
+                if out.setdefault(name, spec) != spec:
+                    raise ConfigError(f"the name {name!r} is given to two models ({out[name]} and {spec})")
+        return out
 
     def model_names(self) -> list[str]:
         """Every model this configuration calls, by name: candidates, feedback, judge."""
@@ -124,11 +153,16 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not self.candidates:
             raise ConfigError("at least one candidate model is needed")
         config, given = self.named()  # an object's name is checked here, and needs no spec syntax
-        config._check(supplied={*(models or ()), *given}, known=models is not None)
+        specs = self.specs()
+        clash = sorted(set(specs) & set(given))
+        if clash:
+            raise ConfigError(f"the name {clash[0]!r} is given to a model object and to {specs[clash[0]]}")
+        config._check(supplied={*(models or ()), *given}, known=models is not None, specs=specs)
 
-    def _check(self, *, supplied: Collection[str], known: bool) -> None:
+    def _check(self, *, supplied: Collection[str], known: bool, specs: Mapping[str, str]) -> None:
         """:meth:`validate` on a configuration of names: ``supplied`` are the models given
-        as clients; with ``known``, every other spec must be one this package can make."""
+        as clients; with ``known``, every other spec must be one this package can make;
+        ``specs``: the spec of each name given as ``NAME=SPEC``."""
         from ..models.endpoint import OFFLINE_SCHEMES, parse_model_spec
         from ..models.offline import parse_offline_spec
 
@@ -137,12 +171,13 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             twice = sorted({v for v in values if values.count(v) > 1})
             if twice:  # the same episode twice would collide in the records
                 raise ConfigError(f"{what} names {', '.join(twice)} more than once")
-        if "rules" in self.candidates:
+        if any(specs.get(c, c) == "rules" for c in self.candidates):
             raise ConfigError("'rules' is a feedback model (it writes hints, not programs); use it as "
                               "--feedback rules, and sim:SKILL as an offline candidate")
-        for spec in (*self.candidates, self.feedback):
-            if spec in supplied:
+        for name in (*self.candidates, self.feedback):
+            if name in supplied:
                 continue
+            spec = specs.get(name, name)
             scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
             if scheme in OFFLINE_SCHEMES:
                 parse_offline_spec(spec)
@@ -150,10 +185,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
                                   "replay:PATH)")
         if self.validator is not None and self.validator not in supplied:
-            scheme, _, _ = parse_model_spec(self.validator)
+            judge = specs.get(self.validator, self.validator)
+            scheme, _, _ = parse_model_spec(judge)
             # an offline model writes hints, not verdicts; replay cannot tell a verdict call apart
             if scheme in (*OFFLINE_SCHEMES, "replay") or (scheme != "openai" and known):
-                raise ConfigError(f"--validator-model {self.validator!r}: the judge must be a real model, "
+                raise ConfigError(f"--validator-model {judge!r}: the judge must be a real model, "
                                   "openai:MODEL[@URL]")
         for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",
                      "representatives", "hint_budget"):
@@ -216,3 +252,11 @@ class RunStatistics(msgspec.Struct, frozen=True):
     #: cluster sandbox; each test still has one result) and the nodes it lost
     sandbox_retries: int = 0
     sandbox_nodes_lost: int = 0
+    #: ``--resume``: episodes whose latest attempt ended in error, kept as they are (without
+    #: ``retry_errors``) or run again (``retried``, with it)
+    errors_kept: int = 0
+    retried: int = 0
+    #: model calls started so far, in flight now, and the retries of the model clients
+    calls: int = 0
+    calls_in_flight: int = 0
+    call_retries: int = 0

@@ -20,6 +20,8 @@ models also get a :class:`~..protocol.context.TurnContext` out of band.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -39,7 +41,9 @@ from ..protocol.shapes import Shape
 from ..protocol.styles import apply_styles, prompt_parts
 from ..runlog.records import CallRecord, EpisodeRecord, HintRecord, Record, TargetRecord, TurnRecord
 
-__all__ = ["PROTOCOLS", "EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode", "target_record"]
+_log = logging.getLogger("pairbench_async.runner.calls")
+
+__all__ = ["PROTOCOLS", "CallMeter", "EpisodeEnv", "EpisodeSpec", "derive_seed", "run_episode", "target_record"]
 
 
 class EpisodeSpec(msgspec.Struct, frozen=True):
@@ -51,6 +55,8 @@ class EpisodeSpec(msgspec.Struct, frozen=True):
     protocol: str
     run: int
     seed: int
+    #: the attempt this is (``--retry-errors``: 1, 2, ... after errored ones); on every record
+    attempt: int = 0
 
 
 class EpisodeEnv(msgspec.Struct):
@@ -77,10 +83,23 @@ class EpisodeEnv(msgspec.Struct):
     #: names the episode whose call it was (None: this one's). None: every episode asks.
     first_repair: Callable[[EpisodeSpec, Callable[[], Awaitable[Completion]]],
                            Awaitable[tuple[Completion, str | None]]] | None = None
+    #: counts the model calls as they happen (:class:`CallMeter`), or None
+    meter: Any = None
+
+
+class CallMeter:
+    """The model calls of a run as they happen: started, and in flight now (a status line's
+    counts); each call is logged at DEBUG (``-vv``) with its model and latency."""
+
+    __slots__ = ("in_flight", "started")
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.started = 0
 
 
 async def _call(model: ModelClient | ContextModel, messages: list[Message], context: TurnContext, *,
-                temperature: float | None, max_tokens: int | None) -> Completion:
+                temperature: float | None, max_tokens: int | None, meter: CallMeter | None = None) -> Completion:
     """One model call: a :class:`ContextModel` answers from the context, any other
     :class:`ModelClient` from the messages with the run's sampling settings.
 
@@ -88,16 +107,29 @@ async def _call(model: ModelClient | ContextModel, messages: list[Message], cont
     named after the model: an exception of its own (not one of this package's), or a reply
     that is not a :class:`Completion`.
     """
+    if meter is not None:
+        meter.in_flight += 1
+        meter.started += 1
+    t0 = time.monotonic()
+    ok = False
     try:
         if isinstance(model, ContextModel):
             reply = await model.complete_in_context(messages, context)
         else:
             reply = await model.complete(messages, temperature=temperature, max_tokens=max_tokens,
                                          seed=context.seed & 0x7FFFFFFF)
+        ok = True
     except PairbenchError:
         raise
     except Exception as exc:  # an embedder's client failing its own way
         raise ClientError(f"model {getattr(model, 'name', model)!r} raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        if meter is not None:
+            meter.in_flight -= 1
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug("call %s (%s, turn %d): %s after %.0f ms", getattr(model, "spec", None) or model.name,
+                       context.instance.id, context.turn, "answered" if ok else "failed",
+                       (time.monotonic() - t0) * 1000)
     if not isinstance(reply, Completion):
         raise BadResponse(f"model {getattr(model, 'name', model)!r} returned a {type(reply).__name__}, "
                           "not a Completion")
@@ -172,7 +204,7 @@ class _Episode:
     def _base(self, **kw: Any) -> dict[str, Any]:
         s = self.spec
         return dict(run_id=s.run_id, episode_id=s.episode_id, instance_id=self.instance.id,
-                    model=s.model, protocol=s.protocol, run=s.run, seed=s.seed, **kw)
+                    model=s.model, protocol=s.protocol, run=s.run, seed=s.seed, attempt=s.attempt, **kw)
 
     async def finish(self, status: str, turns: int, reason: str | None, error: str | None = None) -> EpisodeRecord:
         rates = self.rates
@@ -209,7 +241,7 @@ class _Episode:
 
             async def ask() -> Completion:
                 return await _call(self.candidate, messages, context, temperature=env.temperature,
-                                   max_tokens=env.max_tokens)
+                                   max_tokens=env.max_tokens, meter=env.meter)
 
             if env.first_repair is None:
                 reply = await ask()
@@ -257,7 +289,7 @@ class _Episode:
         """The candidate's reply to ``messages`` (styled), recorded; the code it holds."""
         env = self.env
         reply = await _call(self.candidate, apply_styles(messages, env.styles, env.minimal_edit), context,
-                            temperature=env.temperature, max_tokens=env.max_tokens)
+                            temperature=env.temperature, max_tokens=env.max_tokens, meter=env.meter)
         calls.append(_call_record("candidate", reply))
         return extract_code(reply.text)
 
@@ -297,20 +329,20 @@ class _TurnIO:
 
     async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._feedback, messages, context, temperature=self._env.temperature,
-                            max_tokens=self._env.max_tokens)
+                            max_tokens=self._env.max_tokens, meter=self._env.meter)
         self._calls.append(_call_record("feedback", reply))
         return reply.text
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._candidate, messages, context, temperature=self._env.temperature,
-                            max_tokens=self._env.max_tokens)
+                            max_tokens=self._env.max_tokens, meter=self._env.meter)
         self._calls.append(_call_record("candidate", reply))
         return reply.text
 
     async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
         """The judge's reply, at temperature 0 (a verdict should not depend on a draw)."""
         reply = await _call(self._env.validator, messages, context, temperature=0.0,
-                            max_tokens=self._env.max_tokens)
+                            max_tokens=self._env.max_tokens, meter=self._env.meter)
         self._calls.append(_call_record("validator", reply))
         return reply.text
 

@@ -28,12 +28,23 @@ Clients given either way are the embedder's to close.
 
 With ``resume=True`` the records already in ``out_dir`` are read back: finished
 episodes are skipped, unfinished ones continue after their last recorded turn,
-and a run with other parameters is refused (:class:`ResumeMismatch`).
+and a run with other parameters is refused (:class:`ResumeMismatch`), as is one whose
+models' endpoints moved (unless ``allow_endpoint_change``). ``retry_errors=True`` runs
+the episodes whose latest attempt ended in error again, from their first turn, as the
+next attempt: its records are appended and supersede the earlier ones, which stay in
+the file (every reader takes each episode's latest attempt).
+
+A run holds its folder's lock (:mod:`..runlog.lock`) from ``ev.run()`` until
+:meth:`Evaluator.aclose`: a second writer is refused at once (:class:`FolderLocked`).
+An operating-system error while writing the folder (a full disk, a read-only file
+system...) ends the run with :class:`FolderWriteError`; every record written before it
+stays valid and ``resume`` continues.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -41,29 +52,44 @@ import platform
 import sys
 import time
 import traceback
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..core.errors import ConfigError, StoreError
-from ..core.types import SCHEMA_VERSION, Completion, Instance, TestResult
+from ..core.errors import ConfigError, FolderWriteError, ResumeMismatch, StoreError
+from ..core.types import SCHEMA_VERSION, Instance
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
-from ..models.specs import load_model_config, make_model
+from ..models.specs import load_model_config, make_model, with_names
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
-from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
-from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
+from ..runlog.lock import FolderLock
+from ..runlog.records import (
+    EpisodeRecord,
+    Record,
+    RunManifest,
+    SweepSetting,
+    TurnRecord,
+    latest_attempts,
+)
+from ..runlog.store import (
+    RecordWriter,
+    check_resume,
+    folder_write_error,
+    read_manifest,
+    read_records,
+    write_manifest,
+)
 from ..sandbox.interface import Sandbox
 from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from ..sandbox.traces import TraceCache
 from .breaker import CircuitBreaker
+from .shared import SharedWork
 from .config import RunConfig, RunStatistics
-from .episode import EpisodeEnv, EpisodeSpec, derive_seed, run_episode
+from .episode import CallMeter, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
 
 __all__ = ["Evaluator", "RunConfig", "RunStatistics"]
 
@@ -72,8 +98,30 @@ _log = logging.getLogger("pairbench_async.runner")
 
 def _write_json(path: Path, data: object) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(msgspec.json.encode(data))
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(msgspec.json.encode(data))
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise folder_write_error(path.parent, exc) from exc
+
+
+def endpoints_of(specs: Mapping[str, str], model_config: str | None) -> dict[str, str]:
+    """The effective base URL of every ``openai:`` model, by name (its ``@URL``, the model
+    config's ``base_url``, ``OPENAI_BASE_URL``, or the public endpoint)."""
+    from ..models.endpoint import parse_model_spec
+    from ..models.specs import openai_settings
+
+    settings = with_names(load_model_config(model_config), specs)
+    out = {}
+    for name, spec in specs.items():
+        try:
+            scheme = parse_model_spec(spec)[0]
+        except ConfigError:
+            continue
+        if scheme == "openai":
+            out[name] = openai_settings(spec, settings).base_url
+    return out
 
 
 _DONE = object()
@@ -95,13 +143,24 @@ class Evaluator:
         trace_cache: TraceCache | None = None,
         dataset_paths: Sequence[str] = (),
         sweep: SweepSetting | None = None,
+        retry_errors: bool = False,
+        allow_endpoint_change: bool = False,
+        dataset_options: Mapping[str, object] | None = None,
     ) -> None:
-        #: the configuration with every model object replaced by its name
-        self.config, given = (config or RunConfig()).named()
+        config = config or RunConfig()
+        #: the spec of every model given as a string, by name (``NAME=SPEC``)
+        self._specs = config.specs()
+        #: the configuration with every model object (and ``NAME=SPEC``) replaced by its name
+        self.config, given = config.named()
         for name, model in (models or {}).items():
             if given.setdefault(name, model) is not model:
                 raise ConfigError(f"two different models are given for {name!r}")
-        self.config.validate(models=list(given))
+        config.validate(models=list(given))
+        self.retry_errors = retry_errors
+        self.allow_endpoint_change = allow_endpoint_change
+        #: how the instances were chosen (``--limit``, ``--skip-invalid``), kept in the manifest
+        self._dataset_options = dict(dataset_options or {})
+        self._lock: FolderLock | None = None
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self.resume = resume
         #: the settings of a local pool of the evaluator's own, when not given a sandbox
@@ -118,21 +177,22 @@ class Evaluator:
         #: the ``--sweep`` point this run is, recorded in its manifest
         self._sweep = sweep
         self._writer: RecordWriter | None = None
-        self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
-        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
-        #: turn 0's repair per (candidate, instance, run): the reply and the episode that asked
-        self._first: dict[tuple[str, str, int], asyncio.Future[tuple[Completion, str]]] = {}
         #: the tasks running the episodes of each ``run`` not finished yet
         self._producers: set[asyncio.Task[None]] = set()
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
         self._trace_locks: dict[str, asyncio.Lock] = {}
         self._shape_memo: dict[str, dict[str, Shape]] = {}
         self._hidden_memo: dict[str, HiddenData] = {}
-        self._suite_memo: dict[str, str] = {}
+        #: what the episodes share: each program's evaluation, each turn-0 repair
+        self._shared = SharedWork(self._sandbox_of, self._count_tests)
         self._summaries: dict[str, str] = {}
         self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
-                       "completion": 0, "total": 0}
+                       "completion": 0, "total": 0, "kept_errors": 0, "retried": 0, "calls": 0,
+                       "retries": 0}
         self._t0 = time.monotonic()
+        self._meter = CallMeter()
+        #: retries of clients already closed (their counts outlive them)
+        self._retries_closed = 0
         self._entered = False
         self._stopped_models: list[str] = []
 
@@ -140,16 +200,16 @@ class Evaluator:
         if self._pool is None:
             self._pool = SandboxPool(self._sandbox_config)
         await self._pool.start()
-        settings = load_model_config(self.config.model_config)
+        settings = with_names(load_model_config(self.config.model_config), self._specs)
         validator = [self.config.validator] if self.config.validator else []
-        for spec in {*self.config.candidates, self.config.feedback, *validator}:
-            given = self._given_models.get(spec)
+        for name in {*self.config.candidates, self.config.feedback, *validator}:
+            given = self._given_models.get(name)
             if given is not None:  # an embedder's own client: theirs to guard
-                self._models[spec] = given
+                self._models[name] = given
                 continue
-            model = make_model(spec, settings)
+            model = make_model(self._specs.get(name, name), settings)
             # offline models cannot be unreachable; remote ones get a circuit breaker
-            self._models[spec] = model if isinstance(model, ContextModel) else CircuitBreaker(model, spec)
+            self._models[name] = model if isinstance(model, ContextModel) else CircuitBreaker(model, name)
         self._entered = True
         return self
 
@@ -163,9 +223,17 @@ class Evaluator:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        failure: FolderWriteError | None = None
         if self._writer is not None:
-            await self._writer.aclose()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            try:
+                await writer.aclose()
+            except FolderWriteError as exc:  # said once the rest is closed too
+                failure = exc
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        self._retries_closed = self._call_retries()
         for spec, model in self._models.items():
             if spec not in self._given_models:
                 await model.aclose()
@@ -173,6 +241,8 @@ class Evaluator:
         self._models.clear()
         if self._own_pool and self._pool is not None:
             await self._pool.aclose()
+        if failure is not None:
+            raise failure
 
     def _open_breakers(self) -> list[str]:
         return sorted(m.spec for m in self._models.values() if isinstance(m, CircuitBreaker) and m.open)
@@ -186,103 +256,28 @@ class Evaluator:
                              completion_tokens=s["completion"], elapsed_s=time.monotonic() - self._t0,
                              stopped_models=self._stopped_models or self._open_breakers(),
                              sandbox_retries=sandbox.retries if sandbox is not None else 0,
-                             sandbox_nodes_lost=sandbox.nodes_lost if sandbox is not None else 0)
+                             sandbox_nodes_lost=sandbox.nodes_lost if sandbox is not None else 0,
+                             errors_kept=s["kept_errors"], retried=s["retried"], calls=self._meter.started,
+                             calls_in_flight=self._meter.in_flight, call_retries=self._call_retries())
+
+    def _call_retries(self) -> int:
+        """The retries of every model client that counts them (``statistics().retries``)."""
+        total = 0
+        for model in self._models.values():
+            stats = getattr(model, "statistics", None)
+            if callable(stats):
+                with contextlib.suppress(Exception):
+                    total += int(getattr(stats(), "retries", 0) or 0)
+        return total + self._retries_closed
 
     # -- services for episodes ---------------------------------------------
 
-    def _suite_key(self, instance: Instance) -> str:
-        """A content hash of what decides a program's results: tests, limits, checker, kind."""
-        key = self._suite_memo.get(instance.id)
-        if key is None:
-            enc = msgspec.json.encode([instance.tests, instance.kind, instance.entry_point,
-                                       instance.time_limit, instance.memory_limit_mb, instance.checker])
-            key = self._suite_memo[instance.id] = hashlib.sha256(enc).hexdigest()
-        return key
+    def _sandbox_of(self) -> Sandbox:
+        assert self._pool is not None, "the evaluator is not entered"
+        return self._pool
 
-    async def _evaluate(self, instance: Instance, program: str) -> tuple[dict[str, TestResult], float]:
-        """Results of ``program`` on the instance's tests; each distinct program runs once.
-
-        Keyed by content, not id: the same program on the same suite is never rerun,
-        and episodes that ask for it while it is running wait for that one run
-        (without this, hundreds of episodes that reach the same program together
-        would each run it).
-        """
-        key = (self._suite_key(instance), hashlib.sha256(program.encode()).hexdigest())
-        cached = self._eval_cache.get(key)
-        if cached is not None:
-            self._eval_cache.move_to_end(key)
-            return cached, 0.0
-        while (running := self._inflight.get(key)) is not None:
-            try:
-                return await asyncio.shield(running), 0.0
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not running.cancelled() or (task is not None and task.cancelling()):
-                    raise  # our own cancellation
-                # the episode that was running it was cancelled, not us: run it ourselves
-        cached = self._eval_cache.get(key)
-        if cached is not None:
-            return cached, 0.0
-        future: asyncio.Future[dict[str, TestResult]] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        try:
-            assert self._pool is not None
-            t0 = time.monotonic()
-            results = await self._pool.run(instance.program(program), instance.tests, instance.limits,
-                                           checker=instance.checker)
-            ms = (time.monotonic() - t0) * 1000
-            self._stats["tests"] += len(results)
-            by_id = {r.id: r for r in results}
-            if not any(r.verdict.value == "SF" for r in results):  # never cache the sandbox's failures
-                self._eval_cache[key] = by_id
-                if len(self._eval_cache) > 4096:
-                    self._eval_cache.popitem(last=False)
-            future.set_result(by_id)
-            return by_id, ms
-        except BaseException as exc:
-            # waiters get the same failure (a cancellation of this episode is theirs
-            # to retry: they see CancelledError only through their own cancellation)
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # retrieved: no "never retrieved" warning without waiters
-            raise
-        finally:
-            del self._inflight[key]
-
-    async def _first_repair(self, spec: EpisodeSpec,
-                            ask: Callable[[], Awaitable[Completion]]) -> tuple[Completion, str | None]:
-        """Turn 0's unhinted repair, asked once per (candidate, instance, run) and shared by
-        every protocol that starts from it: paired comparisons (PAIR-BENCH §V-B) then start
-        from the same program by construction, not by an API honouring a seed. Returns the
-        reply and the episode whose call it was (None: this episode's own). A failed or
-        cancelled ask is not kept: the next episode asks again."""
-        key = (spec.model, spec.instance_id, spec.run)
-        while (known := self._first.get(key)) is not None:
-            try:
-                reply, owner = await asyncio.shield(known)
-                return reply, (owner if owner != spec.episode_id else None)
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not known.cancelled() or (task is not None and task.cancelling()):
-                    raise  # our own cancellation
-            except Exception:  # noqa: BLE001 - the asking episode's failure is its own: ask again
-                continue
-        future: asyncio.Future[tuple[Completion, str]] = asyncio.get_running_loop().create_future()
-        self._first[key] = future
-        try:
-            reply = await ask()
-        except BaseException as exc:
-            del self._first[key]  # not kept: a later episode asks again
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # retrieved: no warning when no one waits
-            raise
-        future.set_result((reply, spec.episode_id))
-        return reply, None
+    def _count_tests(self, n: int) -> None:
+        self._stats["tests"] += n
 
     async def _traces_of(self, instance: Instance) -> Mapping[str, Sequence[int]]:
         memo = self._trace_memo.get(instance.id)
@@ -349,15 +344,42 @@ class Evaluator:
             feedback=c.feedback, protocols=list(c.protocols), runs=c.runs, seed=c.seed, params=c.params(),
             python=sys.version.split()[0], platform=platform.platform(), sweep=self._sweep,
             schema=SCHEMA_VERSION, validator=c.validator,
+            specs={n: s for n, s in self._specs.items() if n != s},
+            endpoints=endpoints_of(self._specs, c.model_config),
+            options={k: v for k, v in {"model_config": c.model_config, **self._dataset_options}.items()
+                     if v not in (None, False)},
         )
 
-    def _prepare(self, instances: Sequence[Instance]) -> tuple[str, dict[str, list[TurnRecord]], set[str]]:
-        """Manifest, and what earlier records say (resume): turns per episode, finished episodes."""
+    def _check_endpoints(self, old: RunManifest, new: RunManifest) -> RunManifest:
+        """A resume calls the endpoints the run called: a model whose base URL moved is
+        refused (:class:`ResumeMismatch`) unless ``allow_endpoint_change``; then the
+        manifest records the new one. Returns the manifest to keep."""
+        moved = {n: (url, new.endpoints[n]) for n, url in old.endpoints.items()
+                 if n in new.endpoints and new.endpoints[n] != url}
+        if not moved:
+            return old
+        if not self.allow_endpoint_change:
+            what = "; ".join(f"{n}: the records were made at {a}, this run would call {b}"
+                             for n, (a, b) in moved.items())
+            raise ResumeMismatch(f"cannot resume {self.out_dir}: a model's endpoint moved ({what}); "
+                                 "--allow-endpoint-change continues against the new one")
+        _log.warning("%s: continuing against moved endpoints: %s", self.out_dir,
+                     ", ".join(f"{n} {a} -> {b}" for n, (a, b) in moved.items()))
+        return msgspec.structs.replace(old, endpoints={**old.endpoints, **new.endpoints})
+
+    def _prepare(
+        self, instances: Sequence[Instance],
+    ) -> tuple[str, dict[str, list[TurnRecord]], set[str], dict[str, int]]:
+        """Manifest, and what earlier records say (resume): turns per episode, finished
+        episodes, and the attempt each episode goes on with (0 unless retried)."""
         prior: dict[str, list[TurnRecord]] = {}
         finished: set[str] = set()
+        attempts: dict[str, int] = {}
         run_id = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         if self.out_dir is None:
-            return run_id, prior, finished
+            return run_id, prior, finished, attempts
+        if self._lock is None:
+            self._lock = FolderLock(self.out_dir)  # one writer: before anything is read
         old = read_manifest(self.out_dir)
         records, valid = read_records(self.out_dir)
         if old is not None or records:
@@ -366,34 +388,43 @@ class Evaluator:
                                  "or choose another folder (--out; out_dir=)")
             if old is None:
                 raise StoreError(f"{self.out_dir}: records without a manifest; cannot resume")
-            check_resume(old, self.manifest(instances, old.run_id))
+            new = self.manifest(instances, old.run_id)
+            check_resume(old, new)
+            kept = self._check_endpoints(old, new)
+            if kept is not old:
+                write_manifest(self.out_dir, kept)
             run_id = old.run_id
         else:
             write_manifest(self.out_dir, self.manifest(instances, run_id))
-        for rec in records:
+        retried = 0
+        for rec in latest_attempts(records)[0]:
+            attempts[rec.episode_id] = rec.attempt
             if isinstance(rec, EpisodeRecord):
-                finished.add(rec.episode_id)
+                if rec.status == "error" and self.retry_errors:
+                    attempts[rec.episode_id] = rec.attempt + 1
+                    retried += 1
+                else:
+                    finished.add(rec.episode_id)
+                    self._stats["kept_errors"] += rec.status == "error"
             else:
                 prior.setdefault(rec.episode_id, []).append(rec)
+        self._stats["retried"] = retried
+        for turns in prior.values():  # every recorded turn-0 repair, a retried episode's too
+            first = min(turns, key=lambda r: r.turn)
+            if first.turn == 0 and first.shared_from is None and first.calls:
+                self._shared.remember_first(first)
+        for eid, attempt in attempts.items():
+            if prior.get(eid) and prior[eid][0].attempt != attempt:
+                del prior[eid]  # a retry starts the episode afresh
         for eid, turns in prior.items():
             turns.sort(key=lambda r: r.turn)
-            first = turns[0] if turns else None
-            if first is not None and first.turn == 0 and first.shared_from is None and first.calls:
-                self._remember_first(first)
             if [r.turn for r in turns] != list(range(len(turns))):
                 raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
         self._writer = RecordWriter(self.out_dir, valid_length=valid)
         summaries = self.out_dir / "summaries.json"
         if summaries.exists():
             self._summaries = msgspec.json.decode(summaries.read_bytes(), type=dict[str, str])
-        return run_id, prior, finished
-
-    def _remember_first(self, record: TurnRecord) -> None:
-        """A recorded turn 0 that made its own call: the repair its protocol's siblings share."""
-        call = record.calls[0]
-        future: asyncio.Future[tuple[Completion, str]] = asyncio.get_running_loop().create_future()
-        future.set_result((Completion(text=call.text, model=call.model, usage=call.usage), record.episode_id))
-        self._first.setdefault((record.model, record.instance_id, record.run), future)
+        return run_id, prior, finished, attempts
 
     def episodes(self, instances: Sequence[Instance], run_id: str) -> list[tuple[EpisodeSpec, Instance]]:
         c = self.config
@@ -417,18 +448,19 @@ class Evaluator:
         instances = list(instances)
         if len({i.id for i in instances}) != len(instances):
             raise ConfigError("instance ids must be unique")
-        run_id, prior, finished = self._prepare(instances)
-        todo = self.episodes(instances, run_id)
+        run_id, prior, finished, attempts = self._prepare(instances)
+        todo = [(msgspec.structs.replace(s, attempt=attempts[s.episode_id]) if attempts.get(s.episode_id)
+                 else s, i) for s, i in self.episodes(instances, run_id)]
         self._stats["total"] = len(todo)
         queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=4 * self.config.concurrency)
-        env = EpisodeEnv(evaluate=self._evaluate, traces=self._traces_of, shapes=self._shapes_of,
+        env = EpisodeEnv(evaluate=self._shared.evaluate, traces=self._traces_of, shapes=self._shapes_of,
                          hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint,
                          view=self._view_of, policy=self.config.policy(),
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
                          validator=self._models[self.config.validator] if self.config.validator else None,
-                         first_repair=self._first_repair)
+                         first_repair=self._shared.first_repair, meter=self._meter)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 
@@ -437,12 +469,14 @@ class Evaluator:
                 try:
                     await run_episode(spec, inst, self._models[spec.model], self._models[spec.feedback],
                                       env, prior.get(spec.episode_id, ()))
+                except FolderWriteError:
+                    raise  # the folder cannot take records: the run ends (resume continues)
                 except Exception as exc:  # a bug must cost one episode, never the sweep
                     where = traceback.extract_tb(exc.__traceback__)[-1]
                     await env.emit(EpisodeRecord(
                         run_id=spec.run_id, episode_id=spec.episode_id, instance_id=spec.instance_id,
                         model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed,
-                        status="error", turns=len(prior.get(spec.episode_id, ())),
+                        attempt=spec.attempt, status="error", turns=len(prior.get(spec.episode_id, ())),
                         error=f"internal error {type(exc).__name__}: {exc} "
                               f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
 
@@ -455,6 +489,14 @@ class Evaluator:
                             # ramp up: every episode's first step would otherwise run in
                             # one loop iteration (1,024 x turn 0 = a 0.3 s stall)
                             await asyncio.sleep(0)
+            except BaseExceptionGroup as group:
+                # a folder that cannot be written is the run's one cause, said once
+                write = group.subgroup(lambda e: isinstance(e, FolderWriteError))
+                while isinstance(write, BaseExceptionGroup):
+                    write = write.exceptions[0]
+                if write is not None:
+                    raise write from None
+                raise
             finally:
                 await queue.put(_DONE)
 
@@ -472,7 +514,7 @@ class Evaluator:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            if self._writer is not None:
+            if self._writer is not None and self._writer.failed is None:
                 await self._writer.sync()
 
     def _emitter(self, queue: asyncio.Queue[Any]) -> Any:

@@ -6,9 +6,12 @@
 writes what ``run --sweep turns=6,10 feedback=...`` writes: a folder per setting, named
 by :func:`~..runlog.sweep.setting_name`, each a run folder whose manifest records its
 grid point (the first point is the report's main setting). An empty grid is one run in
-``out_dir`` itself. ``resume=True`` continues every setting as ``--resume`` does. All
-settings share one sandbox: the caller's (kept open for them) or a local pool of the
-sweep's own. :func:`~..report.runs.load_run` reads the folder back.
+``out_dir`` itself. ``resume=True`` continues every setting as ``--resume`` does
+(``retry_errors=True`` runs errored episodes again). All settings share one sandbox: the
+caller's (kept open for them) or a local pool of the sweep's own. The sweep holds the
+lock of its folder (and each setting's run holds its own) while it runs, so a second
+writer is refused at once. :func:`~..report.runs.load_run` reads the folder back;
+:func:`~.resume.recorded_run` reads back what a folder was asked to do.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import msgspec
 
 from ..core.errors import ConfigError
 from ..core.types import Instance
+from ..runlog.lock import lock_folder
 from ..runlog.records import Record, SweepSetting
 from ..runlog.sweep import check_layout, setting_name
 from ..sandbox.interface import Sandbox
@@ -108,6 +112,9 @@ async def run_sweep(
     dataset_paths: Sequence[str] = (),
     observe: SweepObserver | None = None,
     trace_cache: TraceCache | None = None,
+    retry_errors: bool = False,
+    allow_endpoint_change: bool = False,
+    dataset_options: Mapping[str, object] | None = None,
 ) -> list[SettingRun]:
     """Run every setting of ``grid`` on ``instances`` into ``out_dir``, one after another.
 
@@ -115,21 +122,30 @@ async def run_sweep(
     specs or model objects). ``sandbox``: one to run every program in (kept open), or the
     settings of a local pool made for the sweep. ``observe`` watches each setting's records
     (:data:`SweepObserver`). ``trace_cache``: where reference traces are kept (default:
-    ``$XDG_CACHE_HOME/pairbench_async/traces``), one for every setting.
+    ``$XDG_CACHE_HOME/pairbench_async/traces``), one for every setting. ``retry_errors``,
+    ``allow_endpoint_change``, ``dataset_options``: as :class:`~.evaluator.Evaluator`
+    takes them, for every setting.
     """
     plan = plan_sweep(config, grid, out_dir)
     check_layout(Path(out_dir), sweep=bool(grid))
+    if grid:  # every manifest records the whole grid: a bare resume finishes settings never begun
+        dataset_options = {**(dataset_options or {}), "sweep_grid": {
+            k: [v if isinstance(v, (int, str)) else model_name(v) for v in values] for k, values in grid.items()}}
     own = sandbox is None or isinstance(sandbox, SandboxConfig)
     pool: Sandbox = SandboxPool(sandbox if isinstance(sandbox, SandboxConfig) else None) if own else sandbox  # type: ignore[assignment]
     traces = trace_cache if trace_cache is not None else TraceCache()
     done: list[SettingRun] = []
     async with contextlib.AsyncExitStack() as stack:
+        if grid:  # a sweep's folder is locked as a whole (each setting's run locks its own)
+            stack.enter_context(lock_folder(out_dir))
         if own:
             stack.push_async_callback(pool.aclose)
             await pool.start()
         for point in plan:
             async with Evaluator(point.config, out_dir=point.out_dir, resume=resume, sandbox=pool,
-                                 dataset_paths=dataset_paths, sweep=point.setting, trace_cache=traces) as ev:
+                                 dataset_paths=dataset_paths, sweep=point.setting, trace_cache=traces,
+                                 retry_errors=retry_errors, allow_endpoint_change=allow_endpoint_change,
+                                 dataset_options=dataset_options) as ev:
                 records = ev.run(instances)
                 if observe is not None:
                     await observe(point, records, ev)

@@ -391,9 +391,12 @@ def test_a_folder_holds_a_run_or_a_sweep_never_both(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     assert cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--sweep", "turns=2,3",
                "--out", str(sweep)).returncode == 0
-    for extra in ([], ["--resume"]):
-        into_sweep = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", *extra, "--out", str(sweep))
-        assert into_sweep.returncode == 2 and "holds a --sweep (turns=2, turns=3)" in into_sweep.stderr
+    into_sweep = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--out", str(sweep))
+    assert into_sweep.returncode == 2 and "holds a --sweep (turns=2, turns=3)" in into_sweep.stderr
+    # --resume without --sweep continues the sweep as its manifests record it (issue 25: it
+    # used to be refused like a new run into a sweep's folder)
+    resumed = cli("run", "-q", "--resume", "--out", str(sweep))
+    assert resumed.returncode == 0, resumed.stderr
     assert not (sweep / "manifest.json").exists()
     again = cli("run", "-q", "--limit", "1", "--candidate", "sim:0.8", "--sweep", "turns=2,3", "--resume",
                 "--out", str(sweep))

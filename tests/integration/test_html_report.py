@@ -183,10 +183,11 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
+    # (and, issue 25, the errors by cause, error_causes; the leaderboard's errors per row)
     added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness",
-             "test_case_accuracy", "precision_note", "pass_at_k")
+             "test_case_accuracy", "precision_note", "pass_at_k", "error_causes")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
-    assert set(got) == {"models", "episodes", "errored", "unfinished", *added}
+    assert set(got) == {"models", "episodes", "errored", "unfinished", "errors", *added}
     assert set(got["precision"]) == set(got["models"])
     assert got["unprotected"] == []  # pair and nohint both keep the hidden tests hidden
     assert set(got["repair_at_k"]) == set(got["models"])

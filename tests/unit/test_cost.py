@@ -135,15 +135,17 @@ def _end(model: str, episode: str) -> EpisodeRecord:
 
 
 #: Two candidates, one episode each. openai:a answers as "a-2024" (what an endpoint calls
-#: itself), the feedback model is spec "rules" (called "rules"); sim:0.3 has no price.
+#: itself), the feedback model is spec "rules" (called "rules"); own-client (an embedder's own
+#: client: neither an openai: model, which [defaults] prices, nor an offline one, which is
+#: free) has no price. (It was sim:0.3 until offline models became free, issue 25.)
 RECORDS: list[Record] = [
     _turn("openai:a", "e1", 0, ("candidate", "a-2024", 1000, 200)),
     _turn("openai:a", "e1", 1, ("feedback", "rules", 400, 50),
           ("candidate", "a-2024", 1500, 300)),
     _end("openai:a", "e1"),
-    _turn("sim:0.3", "e2", 0, ("candidate", "sim:0.3", 100, 10)),
-    _turn("sim:0.3", "e2", 1, ("feedback", "rules", 200, 20), ("candidate", "sim:0.3", 0, 0)),
-    _end("sim:0.3", "e2"),
+    _turn("own-client", "e2", 0, ("candidate", "own-client", 100, 10)),
+    _turn("own-client", "e2", 1, ("feedback", "rules", 200, 20), ("candidate", "own-client", 0, 0)),
+    _end("own-client", "e2"),
 ]
 #: [defaults] 2 / 8 per million prices openai:a; rules costs 0.5 / 1 per million.
 BOOK = PriceBook(models={"rules": Price(prompt=0.5, completion=1.0)},
@@ -154,29 +156,29 @@ def test_cost_of_hand_made_records_worked_by_hand() -> None:
     # openai:a candidate: 2 calls, 1000+1500 = 2500 prompt, 200+300 = 500 completion tokens
     #   -> 2500 * 2 / 1e6 = 0.005 and 500 * 8 / 1e6 = 0.004: 0.009
     # openai:a feedback (rules): 400 * 0.5 / 1e6 = 0.0002 and 50 * 1 / 1e6 = 0.00005: 0.00025
-    # sim:0.3 candidate: no price (offline specs get no [defaults]) -> unknown
-    # sim:0.3 feedback (rules): 200 * 0.5 / 1e6 = 0.0001 and 20 * 1 / 1e6 = 0.00002: 0.00012
+    # own-client candidate: no price ([defaults] is for openai: models) -> unknown
+    # own-client feedback (rules): 200 * 0.5 / 1e6 = 0.0001 and 20 * 1 / 1e6 = 0.00002: 0.00012
     # known total: 0.005 + 0.0002 + 0.0001 = 0.0053 prompt, 0.004 + 0.00005 + 0.00002 =
-    # 0.00407 completion, 0.00937 in all; partial, since sim:0.3 is unpriced.
+    # 0.00407 completion, 0.00937 in all; partial, since own-client is unpriced.
     rows = token_rows(RECORDS, ["pair"], prices=BOOK, feedback="rules")
     got = {(r.model, r.role): r for r in rows}
     assert [(r.model, r.role, r.called) for r in rows] == [
         ("openai:a", "candidate", "a-2024"), ("openai:a", "feedback", "rules"),
-        ("sim:0.3", "candidate", "sim:0.3"), ("sim:0.3", "feedback", "rules")]
+        ("own-client", "candidate", "own-client"), ("own-client", "feedback", "rules")]
     a = got[("openai:a", "candidate")]
     assert (a.calls, a.prompt_tokens, a.completion_tokens, a.episodes) == (2, 2500, 500, 1)
     assert a.spec == "openai:a"
     assert a.prompt_cost == pytest.approx(0.005) and a.completion_cost == pytest.approx(0.004)
     assert a.cost == pytest.approx(0.009)
     assert got[("openai:a", "feedback")].cost == pytest.approx(0.00025)
-    sim = got[("sim:0.3", "candidate")]
+    sim = got[("own-client", "candidate")]
     assert sim.cost is None and sim.prompt_cost is None and sim.completion_cost is None
-    assert got[("sim:0.3", "feedback")].cost == pytest.approx(0.00012)
+    assert got[("own-client", "feedback")].cost == pytest.approx(0.00012)
     summary = cost_summary(rows)
     assert summary.prompt == pytest.approx(0.0053)
     assert summary.completion == pytest.approx(0.00407)
     assert summary.total == pytest.approx(0.00937)
-    assert summary.partial and summary.unpriced == ["sim:0.3"]
+    assert summary.partial and summary.unpriced == ["own-client"]
 
 
 def test_feedback_calls_are_priced_as_the_runs_feedback_spec() -> None:
@@ -217,7 +219,7 @@ def test_text_table_shows_costs_and_names_what_a_partial_total_leaves_out() -> N
     lines = text.splitlines()
     assert lines[0].split()[-1] == "Cost"
     assert "0.0090" in text and lines[-1].startswith("total: 6 calls, 3,200 prompt + 580")
-    assert "cost 0.0094 (partial: no price for sim:0.3)" in lines[-1]
+    assert "cost 0.0094 (partial: no price for own-client)" in lines[-1]
 
 
 # --------------------------------------------------------------------------- report table
@@ -234,13 +236,13 @@ def test_report_table_gains_cost_columns_and_a_partial_total() -> None:
     header = [c.strip() for c in table[0].strip("|").split("|")]
     assert header[-4:] == ["Prompt cost", "Completion cost", "Total cost", "Cost / episode"]
     rows = {tuple(c.strip() for c in line.strip("|").split("|")[:3]): line for line in table[2:]}
-    sim = [c.strip() for c in rows[("sim:0.3", "pair", "candidate")].strip("|").split("|")]
+    sim = [c.strip() for c in rows[("own-client", "pair", "candidate")].strip("|").split("|")]
     assert sim[-4:] == ["—"] * 4
     a = [c.strip() for c in rows[("openai:a", "pair", "candidate")].strip("|").split("|")]
     assert a[-4:] == ["0.0050", "0.0040", "0.0090", "0.0090"]  # one episode
     total = [c.strip() for c in table[-1].strip("|").split("|")]
     assert total[0] == "Total (partial)" and total[-2] == "0.0094 (partial)"
-    assert "no price for sim:0.3" in render_markdown(build_report(RECORDS, prices=BOOK))
+    assert "no price for own-client" in render_markdown(build_report(RECORDS, prices=BOOK))
 
 
 def test_report_table_is_unchanged_without_prices() -> None:
@@ -248,7 +250,20 @@ def test_report_table_is_unchanged_without_prices() -> None:
     assert "cost" not in table[0].lower()
     assert [c.strip() for c in table[-1].strip("|").split("|")][0] == "Total"
     complete = PriceBook(models={"rules": Price(prompt=0.5, completion=1.0),
-                                 "sim:0.3": Price(prompt=0.0, completion=0.0)},
+                                 "own-client": Price(prompt=0.0, completion=0.0)},
                          default=Price(prompt=2.0, completion=8.0))
     total = [c.strip() for c in _token_table_md(RECORDS, complete)[-1].strip("|").split("|")]
     assert total[0] == "Total" and total[-2] == "0.0094"  # every row priced: not partial
+
+
+def test_offline_models_are_free_never_unpriced() -> None:
+    """sim:, rules and replay: answer locally: with prices given they cost 0, and the
+    total is not "partial" because of them (issue 25: "partial: no price" for rules)."""
+    records: list[Record] = [_turn("sim:0.3", "e", 0, ("candidate", "sim:0.3", 100, 10)),
+                             _turn("sim:0.3", "e", 1, ("feedback", "rules", 200, 20))]
+    rows = token_rows(records, ["pair"], prices=PriceBook(default=Price(prompt=2.0, completion=8.0)),
+                      feedback="rules")
+    assert [(r.spec, r.cost) for r in rows] == [("sim:0.3", 0.0), ("rules", 0.0)]
+    summary = cost_summary(rows)
+    assert summary.total == 0.0 and not summary.partial and summary.unpriced == []
+    assert all(r.cost is None for r in token_rows(records, ["pair"]))  # no prices at all: no cost

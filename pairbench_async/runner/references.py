@@ -1,0 +1,82 @@
+"""Are the references right? Checked before a run, once per dataset (cached by its hash).
+
+An instance whose reference fails one of its own hidden tests cannot be repaired to a
+full pass: every model would score 0 on it and the run would exit 0. :func:`check_references`
+runs every reference on its tests in the sandbox (as ``validate`` does), keeps the
+instances whose reference passes everything and names the others with the tests they
+fail. The answer is cached under ``$XDG_CACHE_HOME/pairbench_async/references`` keyed by
+the dataset's content hash (a sandbox fault is never cached), so that a resumed run sees
+the same instances without running the references again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from ..core.types import Instance, Verdict
+from ..datasets.files import dataset_hash
+from ..datasets.validate import failing_tests
+from ..sandbox.interface import Sandbox
+from ..sandbox.traces import default_cache_dir
+
+__all__ = ["ReferenceCheck", "check_references"]
+
+
+class ReferenceCheck(msgspec.Struct, frozen=True):
+    """The instances to run (those whose reference passes every hidden test) and the
+    others by id, each with the tests its reference fails (``{"003": "WA"}``)."""
+
+    kept: list[Instance]
+    failed: dict[str, dict[str, str]]
+    cached: bool = False
+
+    def lines(self) -> list[str]:
+        """One line per instance left out, for a screen."""
+        out = []
+        for iid, tests in self.failed.items():
+            first = next(iter(tests.items()), ("?", "?"))
+            out.append(f"{iid}: its reference fails {len(tests)} of its hidden tests (e.g. test {first[0]}: "
+                       f"{first[1]}), so no repair can pass them all; left out of the run")
+        return out
+
+
+def _cache_root() -> Path:
+    return default_cache_dir().parent / "references"
+
+
+async def check_references(instances: Sequence[Instance], sandbox: Sandbox, *,
+                           cache_dir: str | os.PathLike[str] | None = None) -> ReferenceCheck:
+    """Run every reference on its hidden tests (once per dataset content: cached)."""
+    root = Path(cache_dir) if cache_dir is not None else _cache_root()
+    path = root / f"{dataset_hash(instances)}.json"
+    failed: dict[str, dict[str, str]] | None = None
+    cached = False
+    try:
+        failed = msgspec.json.decode(path.read_bytes(), type=dict[str, dict[str, str]])
+        cached = True
+    except (OSError, msgspec.DecodeError):
+        failed = None
+    if failed is None:
+        results = await asyncio.gather(*(sandbox.run(i.program(i.reference), i.tests, i.limits, checker=i.checker)
+                                         for i in instances))
+        failed = {}
+        for inst, res in zip(instances, results, strict=True):
+            # a sandbox fault (SF) is not the reference's: it does not leave an instance out
+            fails = {t: why for t, why in failing_tests(res).items() if not why.startswith(Verdict.SF.value)}
+            if fails:
+                failed[inst.id] = fails
+        faulted = any(t.verdict is Verdict.SF for r in results for t in r)
+        if not faulted:  # a sandbox fault says nothing about the reference: never cached
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_bytes(msgspec.json.encode(failed))
+                os.replace(tmp, path)
+            except OSError:
+                pass  # a cache that cannot be written costs a re-check next time, nothing more
+    return ReferenceCheck(kept=[i for i in instances if i.id not in failed], failed=failed, cached=cached)
