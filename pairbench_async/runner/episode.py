@@ -72,6 +72,9 @@ class EpisodeEnv(msgspec.Struct):
     minimal_edit: bool = False
     #: the leakage validator's LLM judge (``--validator-model``), or None: rules only
     validator: Any = None
+    #: stores the messages of a call and returns their ids (``runlog.messages.MessageLog.put``);
+    #: None: calls are recorded without their messages
+    messages: Callable[[Sequence[Message]], list[str]] | None = None
 
 
 async def _call(model: ModelClient | ContextModel, messages: list[Message], context: TurnContext, *,
@@ -84,9 +87,12 @@ async def _call(model: ModelClient | ContextModel, messages: list[Message], cont
                                 seed=context.seed & 0x7FFFFFFF)
 
 
-def _call_record(role: str, c: Completion) -> CallRecord:
+def _call_record(env: EpisodeEnv, role: str, sent: Sequence[Message], c: Completion) -> CallRecord:
+    """The call as recorded: the messages ``sent`` (stored by content, see
+    ``runlog.messages``), the raw reply, its usage."""
+    ids = env.messages(sent) if env.messages is not None else []
     return CallRecord(role=role, model=c.model, text=c.text, usage=c.usage,  # type: ignore[arg-type]
-                      latency_ms=c.latency_ms, attempts=c.attempts)
+                      latency_ms=c.latency_ms, attempts=c.attempts, messages=ids)
 
 
 def _split(instance: Instance, results: Mapping[str, TestResult]) -> tuple[list[str], list[str]]:
@@ -222,9 +228,10 @@ class _Episode:
                              calls: list[CallRecord]) -> str | None:
         """The candidate's reply to ``messages`` (styled), recorded; the code it holds."""
         env = self.env
-        reply = await _call(self.candidate, apply_styles(messages, env.styles, env.minimal_edit), context,
-                            temperature=env.temperature, max_tokens=env.max_tokens)
-        calls.append(_call_record("candidate", reply))
+        sent = apply_styles(messages, env.styles, env.minimal_edit)
+        reply = await _call(self.candidate, sent, context, temperature=env.temperature,
+                            max_tokens=env.max_tokens)
+        calls.append(_call_record(env, "candidate", sent, reply))
         return extract_code(reply.text)
 
     async def _record(self, turn: int, code: str | None, calls: list[CallRecord], *, step: Any = None,
@@ -248,7 +255,7 @@ class _Episode:
 
 class _TurnIO:
     """A protocol's window on the run for one turn: the models (every call recorded
-    in ``calls``, in order; the judge's as role ``validator``), the linter, the
+    in ``calls``, in order, with the messages sent; the judge's as role ``validator``), the linter, the
     candidate's view, the hidden data."""
 
     def __init__(self, candidate: Any, feedback: Any, env: EpisodeEnv, calls: list[CallRecord]) -> None:
@@ -264,20 +271,20 @@ class _TurnIO:
     async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._feedback, messages, context, temperature=self._env.temperature,
                             max_tokens=self._env.max_tokens)
-        self._calls.append(_call_record("feedback", reply))
+        self._calls.append(_call_record(self._env, "feedback", messages, reply))
         return reply.text
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._candidate, messages, context, temperature=self._env.temperature,
                             max_tokens=self._env.max_tokens)
-        self._calls.append(_call_record("candidate", reply))
+        self._calls.append(_call_record(self._env, "candidate", messages, reply))
         return reply.text
 
     async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
         """The judge's reply, at temperature 0 (a verdict should not depend on a draw)."""
         reply = await _call(self._env.validator, messages, context, temperature=0.0,
                             max_tokens=self._env.max_tokens)
-        self._calls.append(_call_record("validator", reply))
+        self._calls.append(_call_record(self._env, "validator", messages, reply))
         return reply.text
 
     async def lint(self, program: str) -> str:

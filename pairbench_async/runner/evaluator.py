@@ -43,12 +43,13 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError, StoreError
-from ..core.types import SCHEMA_VERSION, Instance, TestResult
+from ..core.types import SCHEMA_VERSION, Instance, Message, TestResult
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
+from ..runlog.messages import MessageLog
 from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
 from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
 from ..sandbox.interface import Sandbox
@@ -112,6 +113,9 @@ class Evaluator:
         #: the ``--sweep`` point this run is, recorded in its manifest
         self._sweep = sweep
         self._writer: RecordWriter | None = None
+        #: every message sent to a model, by content: ``out_dir/messages.jsonl``, or in memory
+        #: (:attr:`messages`) without an ``out_dir``
+        self._messages: MessageLog | None = None
         self._eval_cache: OrderedDict[tuple[str, str], dict[str, TestResult]] = OrderedDict()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, TestResult]]] = {}
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
@@ -146,7 +150,16 @@ class Evaluator:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    @property
+    def messages(self) -> dict[str, Message]:
+        """The messages sent to the models by id (a :class:`CallRecord`'s ``messages``),
+        when the evaluator writes no files; with an ``out_dir`` they are in its
+        ``messages.jsonl`` (``runlog.messages.read_messages``)."""
+        return dict(self._messages.memory or {}) if self._messages is not None else {}
+
     async def aclose(self) -> None:
+        if self._messages is not None:
+            await self._messages.aclose()
         if self._writer is not None:
             await self._writer.aclose()
             self._writer = None
@@ -308,6 +321,7 @@ class Evaluator:
         finished: set[str] = set()
         run_id = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         if self.out_dir is None:
+            self._messages = MessageLog(None)
             return run_id, prior, finished
         old = read_manifest(self.out_dir)
         records, valid = read_records(self.out_dir)
@@ -329,6 +343,7 @@ class Evaluator:
             turns.sort(key=lambda r: r.turn)
             if [r.turn for r in turns] != list(range(len(turns))):
                 raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
+        self._messages = MessageLog(self.out_dir)
         self._writer = RecordWriter(self.out_dir, valid_length=valid)
         summaries = self.out_dir / "summaries.json"
         if summaries.exists():
@@ -367,7 +382,8 @@ class Evaluator:
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
-                         validator=self._models[self.config.validator] if self.config.validator else None)
+                         validator=self._models[self.config.validator] if self.config.validator else None,
+                         messages=self._messages.put if self._messages is not None else None)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 
@@ -426,6 +442,8 @@ class Evaluator:
                 self._stats["errors"] += record.status == "error"
                 if record.status == "error":
                     _log.info("episode %s ended in error: %s", record.episode_id, record.error)
+                if self._messages is not None:
+                    await self._messages.sync()  # the messages first: records name them
                 if self._writer is not None:
                     await self._writer.sync()
             await queue.put(record)
