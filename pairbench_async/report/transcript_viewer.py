@@ -49,7 +49,7 @@ background:#fff}.bar input[type=search]{min-width:22rem;flex:1 1 22rem}
 .bar label{font-size:.8rem;color:#4a5060;display:flex;gap:.3rem;align-items:center}
 #count{font-size:.8rem;color:#4a5060;margin-left:auto}
 .note{font-size:.78rem;color:#8a5a00;padding:.3rem 1rem;background:#fff8e6;border-bottom:1px solid #f0e0b0}
-main{flex:1;display:grid;grid-template-columns:minmax(0,46fr) minmax(0,54fr);min-height:0}
+main{flex:1;display:grid;grid-template-columns:minmax(0,52fr) minmax(0,48fr);min-height:0}
 #list{overflow:auto;border-right:1px solid #d8dbe2;background:#fff}
 table{border-collapse:collapse;width:100%;font-size:.82rem}#list table{table-layout:fixed}
 thead th{position:sticky;top:0;background:#eef0f4;text-align:left;padding:.35rem .45rem;
@@ -93,9 +93,9 @@ _JS: Final = r"""
 const $ = (id) => document.getElementById(id);
 const data = (id) => JSON.parse($(id).textContent);
 const INDEX = data("tx-index"), MESSAGES = data("tx-messages"), META = data("tx-meta");
-const COLS = [["instance", "Instance", 0, 29], ["model", "Model", 0, 14], ["protocol", "Protocol", 0, 11],
-  ["run", "Run", 1, 6], ["status", "Status", 0, 16], ["turns", "Turns", 1, 8], ["initial", "Initial %", 1, 8],
-  ["final", "Final %", 1, 8]];
+const COLS = [["instance", "Instance", 0, 26], ["model", "Model", 0, 12], ["protocol", "Protocol", 0, 11],
+  ["run", "Run", 1, 7], ["status", "Status", 0, 17], ["turns", "Turns", 1, 8], ["initial", "Initial %", 1, 10],
+  ["final", "Final %", 1, 9]];
 const LIMIT = 2000;
 const cache = new Map(), searchText = new Map();
 let sortKey = null, sortDir = 1, shown = [], current = null, query = "";

@@ -36,13 +36,14 @@ class Browser:
         self._events: dict[str, asyncio.Event] = {}
 
     async def __aenter__(self) -> Browser:
-        self._proc = subprocess.Popen(
-            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--remote-debugging-port=0", f"--user-data-dir={self.tmp / 'cdp-profile'}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        assert self._proc.stderr is not None
-        port = await asyncio.wait_for(asyncio.to_thread(self._port), 60)
+        self._log = self.tmp / "chromium.log"
+        with self._log.open("w") as log:  # a file, not a pipe: nothing blocks on a full buffer
+            self._proc = subprocess.Popen(
+                [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--remote-debugging-port=0", f"--user-data-dir={self.tmp / 'cdp-profile'}", "about:blank"],
+                stdout=subprocess.DEVNULL, stderr=log)
+        port = await self._port()
         self._session = aiohttp.ClientSession()
         async with self._session.get(f"http://127.0.0.1:{port}/json/list") as resp:
             pages = [t for t in await resp.json() if t["type"] == "page"]
@@ -54,13 +55,14 @@ class Browser:
                         deviceScaleFactor=1, mobile=False)
         return self
 
-    def _port(self) -> int:
-        assert self._proc.stderr is not None
-        for line in self._proc.stderr:
-            m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+    async def _port(self) -> int:
+        for _ in range(600):
+            m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", self._log.read_text())
             if m:
                 return int(m[1])
-        raise AssertionError("chromium exited without a DevTools port")
+            assert self._proc.poll() is None, f"chromium exited: {self._log.read_text()[-2000:]}"
+            await asyncio.sleep(0.1)
+        raise AssertionError("chromium gave no DevTools port within 60 s")
 
     async def __aexit__(self, *exc: object) -> None:
         self._reader.cancel()
