@@ -329,7 +329,8 @@ def _size(ep: EpisodeTranscript, sizes: Mapping[str, int]) -> int:
 
 
 def _test_text(value: object) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+    """A call test's arguments or expected value, as JSON."""
+    return "" if value is msgspec.UNSET else msgspec.json.encode(value).decode()
 
 
 class _Calls:
@@ -428,12 +429,14 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
     if calls.with_tests and instance is not None:
         by_id = {t.id: t for t in instance.tests}
         for test_id in rec.failed[: limits.tests_shown]:
-            t = by_id.get(test_id)
-            if t is None:
+            test = by_id.get(test_id)
+            if test is None:
                 continue
-            given = t.input if instance.kind == "stdio" else _test_text({"args": t.args, "kwargs": t.kwargs})
-            want = t.output if instance.kind == "stdio" else _test_text(t.expected)
-            failing.append(TestView(id=t.id, input=_clip_note(given, limits.test_chars),
+            stdio = test.kind == "stdio"
+            given = (test.input or "") if stdio else _test_text({"args": test.args or [],
+                                                                  "kwargs": test.kwargs or {}})
+            want = (test.output or "") if stdio else _test_text(test.expected)
+            failing.append(TestView(id=test.id, input=_clip_note(given, limits.test_chars),
                                     expected=_clip_note(want, limits.test_chars)))
     view = TurnView(
         turn=rec.turn, hint=text, level=rec.hint.level if rec.hint is not None else None,
