@@ -21,7 +21,7 @@ import msgspec
 from ..core.errors import PairbenchError
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
-from ..runlog.messages import read_messages
+from ..runlog.messages import read_messages, read_summary_calls
 from ..runlog.records import Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import codebleu_problem, corpus_codebleu
@@ -235,6 +235,7 @@ def transcripts(run: LoadedRun, protocols: list[str], *, with_tests: bool = Fals
     return build_transcripts(run.all_records, {i.id: i.buggy for i in ran} if same else None,
                              protocols=protocols, limits=limits,
                              messages=read_messages(run.path) if run.path is not None else None,
+                             summaries=read_summary_calls(run.path) if run.path is not None else None,
                              with_tests=with_tests,
                              instances={i.id: i for i in ran} if same and with_tests else None)
 

@@ -32,7 +32,7 @@ from typing import Final, Literal
 import msgspec
 
 from ..core.types import Instance, Message
-from ..runlog.records import CallRecord, EpisodeRecord, Record, TurnRecord
+from ..runlog.records import CallRecord, EpisodeRecord, Record, SummaryCall, TurnRecord
 
 __all__ = [
     "AttemptView",
@@ -343,13 +343,15 @@ class _Calls:
         #: characters of each shown message (the page repeats a message per call)
         self.sizes: dict[str, int] = {}
 
-    def view(self, call: CallRecord, protected: bool) -> CallView:
+    def view(self, call: CallRecord, protected: bool, role: str | None = None) -> CallView:
+        """``role`` names a call made outside the turn's protocol (``summary``: the
+        ``--obfuscate`` summary, whose messages hold only the problem statement)."""
         withheld = not self.with_tests and not protected
         note = ""
         ids: list[str] = []
         if withheld:
             note = WITHHELD_UNPROTECTED
-        elif call.role == "feedback" and not self.with_tests:
+        elif call.role == "feedback" and role is None and not self.with_tests:
             note = WITHHELD_EVIDENCE
         elif not call.messages or any(m not in self.source for m in call.messages):
             note = NOT_RECORDED
@@ -361,7 +363,7 @@ class _Calls:
                     self.shown[mid] = MessageView(role=m.role,
                                                   content=_clip_note(m.content, self.limits.message_chars))
                     self.sizes[mid] = len(self.shown[mid].content)
-        return CallView(role=call.role, model=call.model, messages=ids, messages_note=note,
+        return CallView(role=role or call.role, model=call.model, messages=ids, messages_note=note,
                         reply=None if withheld else _clip_note(call.text, self.limits.message_chars),
                         reply_note=WITHHELD_UNPROTECTED if withheld else "",
                         prompt_tokens=call.usage.prompt_tokens,
@@ -371,9 +373,11 @@ class _Calls:
 
 def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
                limits: TranscriptLimits, budget: _Budget, listed: int | None,
-               calls: _Calls, instance: Instance | None) -> tuple[TurnView, list[str]]:
+               calls: _Calls, instance: Instance | None,
+               summary: CallRecord | None = None) -> tuple[TurnView, list[str]]:
     """One turn; ``listed`` is the turn whose test lists stand for this one's, if unchanged;
-    ``instance`` (``with_tests`` and the dataset read back) gives the failing tests."""
+    ``instance`` (``with_tests`` and the dataset read back) gives the failing tests;
+    ``summary`` is the ``--obfuscate`` summary's call, shown first at turn 0."""
     cuts: list[str] = []
     withheld = not rec.protected and not calls.with_tests
     hint = rec.hint if not withheld else None
@@ -455,7 +459,8 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
         fixed=_ids(fixed, limits.test_ids), fixed_total=len(fixed),
         broken=_ids(broken, limits.test_ids), broken_total=len(broken),
         protected=rec.protected, given=rec.given,
-        calls=[calls.view(c, rec.protected) for c in rec.calls], withheld=withheld,
+        calls=([calls.view(summary, True, "summary")] if summary is not None and rec.turn == 0 else [])
+        + [calls.view(c, rec.protected) for c in rec.calls], withheld=withheld,
         failing_tests=failing)
     return view, cuts
 
@@ -480,6 +485,7 @@ def build_transcripts(
     messages: Mapping[str, Message] | None = None,
     with_tests: bool = False,
     instances: Mapping[str, Instance] | None = None,
+    summaries: Mapping[str, SummaryCall] | None = None,
 ) -> Transcripts:
     """The transcripts of every episode in ``records``: finished, errored and unfinished.
 
@@ -488,7 +494,9 @@ def build_transcripts(
     diff against it. A turn recorded twice (a resumed run) counts once, the later record.
     ``messages`` are the run's (``runlog.messages.read_messages``): without them every
     call shows its reply only. ``with_tests`` shows hidden test data (see the module
-    docstring), and with ``instances`` (by id) each turn's failing tests.
+    docstring), and with ``instances`` (by id) each turn's failing tests. ``summaries``
+    (``runlog.messages.read_summary_calls``) adds each instance's ``--obfuscate`` summary
+    call to its episodes' turn 0, as a call of role ``summary``.
     """
     limits = limits or TranscriptLimits()
     calls = _Calls(messages or {}, limits, with_tests)
@@ -518,13 +526,15 @@ def build_transcripts(
         budget = _Budget(limits)
         prev: TurnRecord | None = None
         listed: int | None = None  # the turn whose test lists are on the page
+        made = (summaries or {}).get(head.instance_id)
+        summary = made.call if made is not None else None
         for rec in recs if not full else []:
             # a gap in the turn numbers (a lost record) diffs against the last turn seen
             same = (prev is not None and listed is not None
                     and set(rec.passed) == set(prev.passed) and set(rec.failed) == set(prev.failed))
             view, turn_cuts = _turn_view(rec, prev, (buggy or {}).get(head.instance_id),
                                          limits, budget, listed if same else None, calls,
-                                         (instances or {}).get(head.instance_id))
+                                         (instances or {}).get(head.instance_id), summary)
             listed = listed if same else rec.turn
             views.append(view)
             cuts += turn_cuts

@@ -37,11 +37,17 @@ from typing import Literal
 import msgspec
 
 from ..core.types import Message
+from .records import SummaryCall
+from .store import read_log
 
-__all__ = ["MESSAGES", "MessageBlob", "MessageLog", "message_id", "read_messages", "resolve"]
+__all__ = ["MESSAGES", "SUMMARY_CALLS", "MessageBlob", "MessageLog", "append_summary_call", "message_id",
+           "read_messages", "read_summary_calls", "resolve"]
 
 #: the folder of a run's message segments
 MESSAGES = "messages"
+#: the ``--obfuscate`` summaries' calls (:class:`~.records.SummaryCall`), one JSON line each
+SUMMARY_CALLS = "summaries.calls.jsonl"
+_SUMMARY = msgspec.json.Decoder(SummaryCall)
 _SEGMENT = re.compile(r"(\d{6})\.jsonl\.gz")
 _CHUNK = 1 << 16
 
@@ -187,3 +193,20 @@ class MessageLog:
             fd, self._fd = self._fd, -1
             await asyncio.to_thread(os.fsync, fd)
             os.close(fd)
+
+
+def append_summary_call(out_dir: str | os.PathLike[str], record: SummaryCall) -> None:
+    """Append ``record`` to the run's ``summaries.calls.jsonl`` (one ``write()``)."""
+    fd = os.open(Path(out_dir) / SUMMARY_CALLS, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, msgspec.json.encode(record) + b"\n")
+    finally:
+        os.close(fd)
+
+
+def read_summary_calls(out_dir: str | os.PathLike[str]) -> dict[str, SummaryCall]:
+    """The ``--obfuscate`` summary calls of the run in ``out_dir`` by instance id (the
+    last of an instance's, should a resumed run have made another); a torn last line is
+    dropped."""
+    records, _ = read_log(Path(out_dir) / SUMMARY_CALLS, _SUMMARY)
+    return {r.instance_id: r for r in records}

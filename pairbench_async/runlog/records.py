@@ -32,6 +32,7 @@ __all__ = [
     "HintRecord",
     "Record",
     "RunManifest",
+    "SummaryCall",
     "SweepSetting",
     "TargetRecord",
     "TurnRecord",
@@ -53,6 +54,15 @@ class CallRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     #: are in the run's ``messages.jsonl``); empty in runs recorded before messages were
     #: (an optional field: schema 3 records with and without it read alike)
     messages: list[str] = []
+
+
+class SummaryCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The feedback model's call that wrote an instance's one-sentence problem for
+    ``--obfuscate`` (made once per instance, outside any turn): a line of the run's
+    ``summaries.calls.jsonl``; the summary itself is in ``summaries.json``."""
+
+    instance_id: str
+    call: CallRecord
 
 
 class HintRecord(msgspec.Struct, frozen=True, omit_defaults=True):

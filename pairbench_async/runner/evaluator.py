@@ -49,8 +49,8 @@ from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
-from ..runlog.messages import MessageLog
-from ..runlog.records import EpisodeRecord, Record, RunManifest, SweepSetting, TurnRecord
+from ..runlog.messages import MessageLog, append_summary_call
+from ..runlog.records import CallRecord, EpisodeRecord, Record, RunManifest, SummaryCall, SweepSetting, TurnRecord
 from ..runlog.store import RecordWriter, check_resume, read_manifest, read_records, write_manifest
 from ..sandbox.interface import Sandbox
 from ..sandbox.lint import run_pylint
@@ -291,8 +291,15 @@ class Evaluator:
         model = self._models[self.config.feedback]
         if isinstance(model, ContextModel):
             return first_sentence(instance.problem.replace("#", " "))
-        reply = await model.complete(summary_messages(instance.problem), temperature=self.config.temperature,
+        messages = summary_messages(instance.problem)
+        reply = await model.complete(messages, temperature=self.config.temperature,
                                      max_tokens=self.config.max_tokens)
+        if self._messages is not None:  # the call, recorded whole as a turn's calls are
+            call = CallRecord(role="feedback", model=reply.model, text=reply.text, usage=reply.usage,
+                              latency_ms=reply.latency_ms, attempts=reply.attempts,
+                              messages=self._messages.put(messages))
+            if self.out_dir is not None:
+                append_summary_call(self.out_dir, SummaryCall(instance_id=instance.id, call=call))
         return first_sentence(reply.text) or instance.problem
 
     def _hidden_of(self, instance: Instance) -> HiddenData:

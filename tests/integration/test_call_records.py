@@ -145,3 +145,28 @@ def test_a_run_recorded_without_messages_still_reports_and_resumes(tmp_path: Pat
     fresh = [c for r in after[len(keep):] if isinstance(r, TurnRecord) for c in r.calls]
     assert fresh and all(resolve(c.messages, stored) for c in fresh)
     assert all(not c.messages for r in keep if isinstance(r, TurnRecord) for c in r.calls)
+
+
+async def test_the_obfuscate_summary_call_is_recorded_and_shown_at_turn_0(tmp_path: Path) -> None:
+    from pairbench_async.protocol.baselines import summary_messages
+    from pairbench_async.report.transcript import build_transcripts
+    from pairbench_async.runlog.messages import read_summary_calls
+
+    candidate = Client("cand", lambda n: "no code")
+    feedback = Client("fb", lambda n: f"Print each word with its length. (call {n})")
+    config = RunConfig(candidates=["cand"], feedback="fb", turns=1, protocols=["nohint", "vanilla"],
+                       obfuscate=True)
+    async with Evaluator(config, models={"cand": candidate, "fb": feedback}, out_dir=tmp_path / "run",
+                         trace_cache=TraceCache(tmp_path / "tc")) as ev:
+        records = [r async for r in ev.run([INSTANCE])]
+    made = read_summary_calls(tmp_path / "run")
+    assert list(made) == [INSTANCE.id]  # once per instance, whatever the episodes
+    call = made[INSTANCE.id].call
+    stored = read_messages(tmp_path / "run")
+    assert resolve(call.messages, stored) == summary_messages(INSTANCE.problem)
+    assert call.text == feedback.answer(1) and call.model == "fb"
+    tx = build_transcripts(records, messages=stored, summaries=made)
+    for ep in tx.episodes:
+        first = ep.turns[0].calls[0]
+        assert first.role == "summary" and first.reply == call.text and first.messages == call.messages
+        assert [c.role for c in ep.turns[0].calls[1:]] == ["candidate"]
