@@ -60,6 +60,7 @@ thead th[aria-sort=descending]::after{content:" \\25BC"}
 tbody td{padding:.3rem .45rem;border-bottom:1px solid #eef0f4;white-space:nowrap;
 overflow:hidden;text-overflow:ellipsis}
 tbody tr{cursor:pointer}tbody tr:hover{background:#f3f6fd}tbody tr.sel{background:#dce7fb}
+tbody tr:focus{outline:2px solid #4a7bd0;outline-offset:-2px}
 .st-done{color:#1b6e1b}.st-error{color:#b00020;font-weight:600}.st-unfinished{color:#8a6d00}
 #detail{overflow:auto;padding:.6rem 1rem 2rem}
 #detail .empty{color:#666;margin-top:2rem;text-align:center}
@@ -171,7 +172,7 @@ function renderList() {
   shown = filtered();
   const body = $("rows");
   body.replaceChildren(...shown.slice(0, LIMIT).map((r) => {
-    const tr = h("tr", { "data-n": r.n, class: current === r.n ? "sel" : null, title: r.error || null },
+    const tr = h("tr", { "data-n": r.n, class: current === r.n ? "sel" : null, title: r.error || null, tabindex: 0 },
       h("td", { title: r.instance }, r.instance), h("td", { title: r.model }, r.model), h("td", {}, r.protocol),
       h("td", { class: "num" }, r.run),
       h("td", { class: "st-" + r.status, title: r.status + (r.stop ? " (" + r.stop + ")" : "") },
@@ -179,6 +180,11 @@ function renderList() {
       h("td", { class: "num" }, r.turns), h("td", { class: "num" }, pct(r.initial)),
       h("td", { class: "num" }, pct(r.final)));
     tr.addEventListener("click", () => open(r.n));
+    tr.addEventListener("keydown", (e) => {
+      const to = e.key === "ArrowDown" ? tr.nextElementSibling : e.key === "ArrowUp" ? tr.previousElementSibling : null;
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(r.n); }
+      else if (to) { e.preventDefault(); to.focus(); open(Number(to.dataset.n)); }
+    });
     return tr;
   }));
   const more = shown.length > LIMIT ? ` (the first ${LIMIT} listed: narrow the filter)` : "";

@@ -124,6 +124,12 @@ class Browser:
         await self.js(f"document.querySelector({json.dumps(selector)}).focus()")
         await self.send("Input.insertText", text=text)
 
+    async def key(self, key: str, code: int) -> None:
+        """Press and release ``key`` (``ArrowDown``, 40) in the focused element."""
+        for kind in ("keyDown", "keyUp"):
+            await self.send("Input.dispatchKeyEvent", type=kind, key=key, code=key,
+                            windowsVirtualKeyCode=code)
+
     async def choose(self, selector: str, value: str) -> None:
         """Pick ``value`` in the ``<select>`` ``selector`` (as a user's choice: a change event)."""
         await self.js(f"(() => {{ const s = document.querySelector({json.dumps(selector)});"

@@ -146,6 +146,13 @@ async def test_filter_search_sort_and_open_an_episode_in_headless_chromium(
         assert rates == sorted(rates, reverse=True)
         assert await b.js("document.querySelector('th[data-key=initial]').getAttribute('aria-sort')") == "descending"
         _assert_not_blank(await b.screenshot(tmp_path / "2-filtered-sorted.png"))
+        # the keyboard: a clicked row has the focus, the down arrow opens the next one
+        await b.click("#rows tr")
+        first, second = await b.js(f"{rows}.slice(0, 2).map((tr) => Number(tr.dataset.n))")
+        assert await b.js("current") == first
+        await b.key("ArrowDown", 40)
+        assert await b.js("current") == second
+        assert await b.js("document.activeElement.dataset.n") == str(second)
         await b.choose("#f-model", "")
 
         # free text: a hint, a raw reply, a prompt each find their one episode
