@@ -267,7 +267,8 @@ function turn(t) {
   box.append(row("Tests", tests));
   if ((t.failing_tests || []).length) {
     box.append(row("Failing", h("table", { class: "tests" }, h("tr", {}, h("th", {}, "test"), h("th", {}, "input"), h("th", {}, "expected output")),
-      t.failing_tests.map((x) => h("tr", {}, h("td", {}, x.id), h("td", {}, h("pre", { class: "tv" }, x.input)), h("td", {}, h("pre", { class: "tv" }, x.expected)))))));
+      t.failing_tests.map((x) => h("tr", {}, h("td", {}, x.id), h("td", {}, h("pre", { class: "tv" }, x.input)), h("td", {}, h("pre", { class: "tv" }, x.expected))))),
+      t.failed_total > t.failing_tests.length ? h("div", { class: "cut" }, `the first ${t.failing_tests.length} of ${t.failed_total} failing tests`) : null));
   }
   return box;
 }
