@@ -84,6 +84,15 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         "completion_price_per_million price the tokens (cost columns)")
     p.add_argument("--html", metavar="OUT.html",
                    help="write a self-contained HTML report (figures also as PNGs in OUT_files/)")
+    p.add_argument("--viewer", metavar="OUT.html",
+                   help="write the transcript viewer: one self-contained page to filter, search "
+                        "and sort the episodes and read each one's turns (prompts, replies, hints, "
+                        "rejected drafts, diffs, verdicts)")
+    p.add_argument("--with-tests", action="store_true",
+                   help="show hidden test data in the transcripts (--html, --viewer): the feedback "
+                        "model's prompts, the turns of protocols that show tests, and each turn's "
+                        "failing tests' inputs and expected outputs. Off by default: a page may be "
+                        "shared")
     p.add_argument("--markdown", nargs="?", const="-", default=None, metavar="OUT.md",
                    help="Markdown report: to OUT.md (figures in OUT_files/), or to stdout "
                         "without a file")
@@ -123,9 +132,22 @@ def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]
     return {key: f"{directory.name}/{key}.png" for key in figures}
 
 
+def _write_viewer(run: LoadedRun, out: Path, with_tests: bool, title: str) -> str:
+    """Write the transcript viewer of ``run``; return what was written."""
+    from ..report.documents import transcripts
+    from ..report.transcript_viewer import VIEWER_LIMITS, render_viewer
+
+    protocols = list(run.manifest.protocols) if run.manifest is not None else []
+    tx = transcripts(run, protocols, with_tests=with_tests, limits=VIEWER_LIMITS)
+    data = render_viewer(tx, title).encode()
+    _write_atomic(out, data)
+    return f"{out} ({len(tx.episodes)} episodes, {len(data) / 1e6:.1f} MB)"
+
+
 def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_stdout: bool,
                 main: str | None, instances: list[str] | None, prices: PriceBook | None,
-                sweep: tuple[Path, Sensitivity] | None) -> tuple[str | None, list[str]]:
+                sweep: tuple[Path, Sensitivity] | None,
+                with_tests: bool = False) -> tuple[str | None, list[str]]:
     """Build, draw and write the page (a sweep's: its folder and Table VII); return the
     Markdown for stdout (if asked) and what was written."""
     from ..report.documents import page, page_html
@@ -139,7 +161,7 @@ def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_s
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
         _write_figures(_files_dir(html_out), figures)
-        _write_atomic(html_out, page_html(run, report, figures).encode())
+        _write_atomic(html_out, page_html(run, report, figures, with_tests=with_tests).encode())
         written.append(f"{html_out} (+{len(figures)} figures in {_files_dir(html_out)}/)")
     if md_out is not None:
         paths = _write_figures(_files_dir(md_out), figures)
@@ -204,6 +226,7 @@ async def report_command(args: argparse.Namespace) -> int:
     markdown: str | None = getattr(args, "markdown", None)
     html: str | None = getattr(args, "html", None)
     md_stdout = markdown == "-"
+    with_tests: bool = getattr(args, "with_tests", False)
     if args.json and md_stdout:
         raise ConfigError("--json and --markdown without a file both print to stdout; "
                           "give --markdown a file")
@@ -216,9 +239,18 @@ async def report_command(args: argparse.Namespace) -> int:
                 _write_page, loaded.main_run, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
                 getattr(args, "protocol", None), getattr(args, "instances", None), prices,
-                (root, s) if s is not None else None)
+                (root, s) if s is not None else None, with_tests)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
+    viewer: str | None = getattr(args, "viewer", None)
+    if viewer:
+        name = loaded.main_run.path.resolve().name if loaded.main_run.path is not None else ""
+        try:
+            written.append(await asyncio.to_thread(
+                _write_viewer, loaded.main_run, Path(viewer), with_tests,
+                f"PAIR-BENCH transcripts: {name}"))
+        except OSError as exc:
+            raise StoreError(f"cannot write the viewer: {exc}") from exc
     sys.stdout.write(_stdout(args, loaded, s, prices, md_text))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)

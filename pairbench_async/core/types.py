@@ -34,7 +34,10 @@ __all__ = [
 #: Bumped whenever a record field changes; old records stay decodable.
 #: 2: TurnRecord.protected; 3: FeedbackEval's protocols start from the erroneous program
 #: (TurnRecord.given), HintRecord.words_cut, HintAttempt.judge, CallRecord role
-#: "validator", RunManifest.validator: a run of one schema never resumes in another
+#: "validator", RunManifest.validator: a run of one schema never resumes in another.
+#: Not bumped for CallRecord.messages (the ids of the messages a call sent): an optional
+#: field that changes no recorded value's meaning, so a schema-3 run recorded without it
+#: resumes with it, and its earlier calls read as "messages not recorded"
 SCHEMA_VERSION = 3
 
 Kind = Literal["stdio", "call"]

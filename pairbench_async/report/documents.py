@@ -21,6 +21,7 @@ import msgspec
 from ..core.errors import PairbenchError
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
+from ..runlog.messages import read_messages, read_summary_calls
 from ..runlog.records import Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem
@@ -42,10 +43,10 @@ from .pass_at_k import pass_at_k_by_model
 from .precision import precision_by_model
 from .runs import LoadedRun
 from .sensitivity import Sensitivity, sensitivity_json
-from .transcript import build_transcripts
+from .transcript import TranscriptLimits, Transcripts, build_transcripts
 
 __all__ = ["page", "page_html", "precision", "run_json", "run_text", "sweep_json", "sweep_text",
-           "token_usage"]
+           "token_usage", "transcripts"]
 
 
 def precision(records: list[Record], manifest: RunManifest | None,
@@ -225,10 +226,12 @@ def page(run: LoadedRun, *, main: str | None = None, instances: list[str] | None
                         precision_note=note, sensitivity=sensitivity)
 
 
-def page_html(run: LoadedRun, report: Report, figures: dict[str, bytes]) -> str:
-    """The self-contained HTML page of ``report`` with the per-episode transcripts of every
-    record of ``run``; turn 0 diffs against the buggy programs when the run's dataset reads
-    back unchanged."""
+def transcripts(run: LoadedRun, protocols: list[str], *, with_tests: bool = False,
+                limits: TranscriptLimits | None = None) -> Transcripts:
+    """The per-episode transcripts of every record of ``run``, with the messages of its
+    calls; turn 0 diffs against the buggy programs (and ``with_tests`` shows the failing
+    tests) when the run's dataset reads back unchanged. Hidden test data only
+    ``with_tests`` (:mod:`.transcript`)."""
     manifest = run.manifest
     try:
         ran = (load_dataset(manifest.dataset or None, skip_invalid=True).instances[: manifest.instances]
@@ -236,7 +239,17 @@ def page_html(run: LoadedRun, report: Report, figures: dict[str, bytes]) -> str:
     except (PairbenchError, OSError):
         ran = []
     same = manifest is not None and bool(ran) and dataset_hash(ran) == manifest.dataset_hash
-    transcripts = build_transcripts(run.all_records, {i.id: i.buggy for i in ran} if same else None,
-                                    protocols=report.protocols)
-    return render_html(report, figures, transcripts)
+    return build_transcripts(run.all_records, {i.id: i.buggy for i in ran} if same else None,
+                             protocols=protocols, limits=limits,
+                             messages=read_messages(run.path) if run.path is not None else None,
+                             summaries=read_summary_calls(run.path) if run.path is not None else None,
+                             with_tests=with_tests,
+                             instances={i.id: i for i in ran} if same and with_tests else None)
+
+
+def page_html(run: LoadedRun, report: Report, figures: dict[str, bytes], *,
+              with_tests: bool = False) -> str:
+    """The self-contained HTML page of ``report`` with the per-episode transcripts of every
+    record of ``run`` (:func:`transcripts`)."""
+    return render_html(report, figures, transcripts(run, report.protocols, with_tests=with_tests))
 

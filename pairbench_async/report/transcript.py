@@ -1,11 +1,19 @@
 """Per-episode transcripts: what each turn of an episode gave, got and changed.
 
-The HTML report's transcript viewer (:mod:`.transcript_html`) shows, for every episode,
-each turn's hint (its level, the rejected attempts with the leakage validator's
-reasons, whether the fallback hint was used), the targeted scenario, the candidate's
-program as a unified diff against the turn before, and the hidden tests' verdicts.
-This module turns records into that data; it is pure (records in, values out) so the
-caps can be tested without a page.
+The HTML report's transcripts (:mod:`.transcript_html`) and the searchable viewer
+(:mod:`.transcript_viewer`) show, for every episode, each turn's hint (its level, the
+rejected attempts with the leakage validator's reasons, whether the fallback hint was
+used), the targeted scenario, every model call of the turn (the messages sent and the
+raw reply), the candidate's program as a unified diff against the turn before, and the
+hidden tests' verdicts. This module turns records into that data; it is pure (records
+and the run's messages in, values out) so the caps can be tested without a page.
+
+**Hidden data.** A page may be shared, so by default it holds no hidden test's input or
+expected output: the feedback model's messages (its evidence prompt holds the failing
+tests) are withheld, and so is everything of a turn that was not hidden-test protected
+(its feedback, drafts, prompts and replies: the ``test`` and ``code`` protocols show the
+candidate hidden data). ``with_tests=True`` (``report --with-tests``) shows them all, and
+each turn's failing tests' inputs and expected outputs when the run's dataset reads back.
 
 The records do not hold the instance's buggy program: the caller may pass it
 (``buggy``, by instance id) so turn 0 is diffed against it; otherwise turn 0 shows its
@@ -19,16 +27,23 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
-from ..runlog.records import EpisodeRecord, Record, TurnRecord
+from ..core.types import Instance, Message
+from ..runlog.records import CallRecord, EpisodeRecord, Record, SummaryCall, TurnRecord
 
 __all__ = [
     "AttemptView",
+    "CallView",
     "EpisodeTranscript",
+    "NOT_RECORDED",
+    "WITHHELD_EVIDENCE",
+    "WITHHELD_UNPROTECTED",
+    "MessageView",
     "TargetView",
+    "TestView",
     "TranscriptLimits",
     "Transcripts",
     "TurnView",
@@ -61,6 +76,11 @@ class TranscriptLimits(msgspec.Struct, frozen=True, kw_only=True):
     #: characters of transcript text in the whole report (about the HTML it adds, in bytes,
     #: less its markup); the episodes past it are in the index only
     total_chars: int = 12_000_000
+    #: characters of one message sent to a model, and of one raw reply
+    message_chars: int = 20_000
+    #: failing tests shown per turn (``with_tests``), and characters of each input and output
+    tests_shown: int = 5
+    test_chars: int = 2_000
 
 
 class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +89,46 @@ class AttemptView(msgspec.Struct, frozen=True, kw_only=True):
     number: int  # 1-based, among all attempts of the turn
     text: str
     reasons: list[str]
+
+
+#: why a call's messages are not on the page
+NOT_RECORDED: Final = "not recorded (the run predates message recording)"
+WITHHELD_EVIDENCE: Final = ("withheld: the feedback model's evidence holds hidden tests "
+                            "(report --with-tests shows it)")
+WITHHELD_UNPROTECTED: Final = ("withheld: this turn showed hidden test data "
+                               "(report --with-tests shows it)")
+
+
+class CallView(msgspec.Struct, frozen=True, kw_only=True):
+    """One model call of a turn: the messages sent (ids into :attr:`Transcripts.messages`)
+    and the raw reply, or why either is not shown."""
+
+    role: str
+    model: str
+    #: message ids, in order; empty when ``messages_note`` says why
+    messages: list[str]
+    messages_note: str = ""
+    reply: str | None
+    reply_note: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    attempts: int = 1
+
+
+class TestView(msgspec.Struct, frozen=True, kw_only=True):
+    """A failing hidden test, with its input and expected output (``with_tests`` only)."""
+
+    id: str
+    input: str
+    expected: str
+
+
+class MessageView(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
+    """A message as the page shows it (its content cut to ``message_chars``)."""
+
+    role: str
+    content: str
 
 
 class TargetView(msgspec.Struct, frozen=True, kw_only=True):
@@ -127,6 +187,12 @@ class TurnView(msgspec.Struct, frozen=True, kw_only=True):
     given: bool = False
     #: words of the feedback past the protocol's word cap, cut before the candidate saw it
     words_cut: int = 0
+    #: the turn's model calls, in order
+    calls: list[CallView] = []
+    #: the feedback and drafts are withheld (an unprotected turn, without ``with_tests``)
+    withheld: bool = False
+    #: failing tests with their inputs and expected outputs (``with_tests`` only)
+    failing_tests: list[TestView] = []
 
 
 class EpisodeTranscript(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,6 +228,10 @@ class Transcripts(msgspec.Struct, frozen=True, kw_only=True):
     buggy_known: bool
     #: report-wide notes (episodes left in the index only)
     notes: list[str] = []
+    #: every message a shown call names, by id (role and content, cut)
+    messages: dict[str, MessageView] = {}
+    #: whether hidden test data is shown (``report --with-tests``)
+    with_tests: bool = False
 
 
 def clip(text: str, limit: int) -> tuple[str, int]:
@@ -244,7 +314,7 @@ class _Budget:
         return shown, len(lines) - len(shown), False
 
 
-def _size(ep: EpisodeTranscript) -> int:
+def _size(ep: EpisodeTranscript, sizes: Mapping[str, int]) -> int:
     """About how many characters the episode adds to the page (text plus markup)."""
     total = 600 + len(ep.error or "")
     for t in ep.turns:
@@ -252,15 +322,65 @@ def _size(ep: EpisodeTranscript) -> int:
         total += sum(len(a.text) + sum(map(len, a.reasons)) + 80 for a in t.rejected)
         lists = [t.passed, t.failed, t.fixed, t.broken, t.target.tests if t.target else []]
         total += sum(len(i) + 2 for ids in lists for i in ids)
+        total += sum(len(x.input) + len(x.expected) + 100 for x in t.failing_tests)
+        for c in t.calls:
+            total += 300 + len(c.reply or "") + sum(sizes.get(m, 0) + 60 for m in c.messages)
     return total
 
 
+def _test_text(value: object) -> str:
+    """A call test's arguments or expected value, as JSON."""
+    return "" if value is msgspec.UNSET else msgspec.json.encode(value).decode()
+
+
+class _Calls:
+    """The calls of the shown turns, and the messages they name (each cut once)."""
+
+    def __init__(self, messages: Mapping[str, Message], limits: TranscriptLimits,
+                 with_tests: bool) -> None:
+        self.source, self.limits, self.with_tests = messages, limits, with_tests
+        self.shown: dict[str, MessageView] = {}
+        #: characters of each shown message (the page repeats a message per call)
+        self.sizes: dict[str, int] = {}
+
+    def view(self, call: CallRecord, protected: bool, role: str | None = None) -> CallView:
+        """``role`` names a call made outside the turn's protocol (``summary``: the
+        ``--obfuscate`` summary, whose messages hold only the problem statement)."""
+        withheld = not self.with_tests and not protected
+        note = ""
+        ids: list[str] = []
+        if withheld:
+            note = WITHHELD_UNPROTECTED
+        elif call.role == "feedback" and role is None and not self.with_tests:
+            note = WITHHELD_EVIDENCE
+        elif not call.messages or any(m not in self.source for m in call.messages):
+            note = NOT_RECORDED
+        else:
+            ids = list(call.messages)
+            for mid in ids:
+                if mid not in self.shown:
+                    m = self.source[mid]
+                    self.shown[mid] = MessageView(role=m.role,
+                                                  content=_clip_note(m.content, self.limits.message_chars))
+                    self.sizes[mid] = len(self.shown[mid].content)
+        return CallView(role=role or call.role, model=call.model, messages=ids, messages_note=note,
+                        reply=None if withheld else _clip_note(call.text, self.limits.message_chars),
+                        reply_note=WITHHELD_UNPROTECTED if withheld else "",
+                        prompt_tokens=call.usage.prompt_tokens,
+                        completion_tokens=call.usage.completion_tokens,
+                        latency_ms=call.latency_ms, attempts=call.attempts)
+
+
 def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
-               limits: TranscriptLimits, budget: _Budget,
-               listed: int | None) -> tuple[TurnView, list[str]]:
-    """One turn; ``listed`` is the turn whose test lists stand for this one's, if unchanged."""
+               limits: TranscriptLimits, budget: _Budget, listed: int | None,
+               calls: _Calls, instance: Instance | None,
+               summary: CallRecord | None = None) -> tuple[TurnView, list[str]]:
+    """One turn; ``listed`` is the turn whose test lists stand for this one's, if unchanged;
+    ``instance`` (``with_tests`` and the dataset read back) gives the failing tests;
+    ``summary`` is the ``--obfuscate`` summary's call, shown first at turn 0."""
     cuts: list[str] = []
-    hint = rec.hint
+    withheld = not rec.protected and not calls.with_tests
+    hint = rec.hint if not withheld else None
     text: str | None = None
     rejected: list[AttemptView] = []
     attempts_total = 0
@@ -309,8 +429,21 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
     passed_before = set(prev.passed) if prev is not None else set()
     fixed = [t for t in rec.passed if t in failed_before]
     broken = [t for t in rec.failed if t in passed_before]
+    failing: list[TestView] = []
+    if calls.with_tests and instance is not None:
+        by_id = {t.id: t for t in instance.tests}
+        for test_id in rec.failed[: limits.tests_shown]:
+            test = by_id.get(test_id)
+            if test is None:
+                continue
+            stdio = test.kind == "stdio"
+            given = (test.input or "") if stdio else _test_text({"args": test.args or [],
+                                                                  "kwargs": test.kwargs or {}})
+            want = (test.output or "") if stdio else _test_text(test.expected)
+            failing.append(TestView(id=test.id, input=_clip_note(given, limits.test_chars),
+                                    expected=_clip_note(want, limits.test_chars)))
     view = TurnView(
-        turn=rec.turn, hint=text, level=hint.level if hint is not None else None,
+        turn=rec.turn, hint=text, level=rec.hint.level if rec.hint is not None else None,
         fallback=hint.fallback if hint is not None else False, attempts_total=attempts_total,
         words_cut=hint.words_cut if hint is not None else 0,
         rejected=rejected, rejected_omitted=rejected_total - len(rejected), target=target,
@@ -325,7 +458,10 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
         failed_total=len(rec.failed), tests_as_turn=listed,
         fixed=_ids(fixed, limits.test_ids), fixed_total=len(fixed),
         broken=_ids(broken, limits.test_ids), broken_total=len(broken),
-        protected=rec.protected, given=rec.given)
+        protected=rec.protected, given=rec.given,
+        calls=([calls.view(summary, True, "summary")] if summary is not None and rec.turn == 0 else [])
+        + [calls.view(c, rec.protected) for c in rec.calls], withheld=withheld,
+        failing_tests=failing)
     return view, cuts
 
 
@@ -346,14 +482,24 @@ def build_transcripts(
     *,
     protocols: Sequence[str] = (),
     limits: TranscriptLimits | None = None,
+    messages: Mapping[str, Message] | None = None,
+    with_tests: bool = False,
+    instances: Mapping[str, Instance] | None = None,
+    summaries: Mapping[str, SummaryCall] | None = None,
 ) -> Transcripts:
     """The transcripts of every episode in ``records``: finished, errored and unfinished.
 
     Episodes are ordered by instance, model, protocol (in ``protocols``' order, then by
     name) and run. ``buggy`` maps an instance id to its buggy program: turn 0 is then a
     diff against it. A turn recorded twice (a resumed run) counts once, the later record.
+    ``messages`` are the run's (``runlog.messages.read_messages``): without them every
+    call shows its reply only. ``with_tests`` shows hidden test data (see the module
+    docstring), and with ``instances`` (by id) each turn's failing tests. ``summaries``
+    (``runlog.messages.read_summary_calls``) adds each instance's ``--obfuscate`` summary
+    call to its episodes' turn 0, as a call of role ``summary``.
     """
     limits = limits or TranscriptLimits()
+    calls = _Calls(messages or {}, limits, with_tests)
     turns: dict[str, dict[int, TurnRecord]] = {}
     ends: dict[str, EpisodeRecord] = {}
     first: dict[str, Record] = {}
@@ -380,12 +526,15 @@ def build_transcripts(
         budget = _Budget(limits)
         prev: TurnRecord | None = None
         listed: int | None = None  # the turn whose test lists are on the page
+        made = (summaries or {}).get(head.instance_id)
+        summary = made.call if made is not None else None
         for rec in recs if not full else []:
             # a gap in the turn numbers (a lost record) diffs against the last turn seen
             same = (prev is not None and listed is not None
                     and set(rec.passed) == set(prev.passed) and set(rec.failed) == set(prev.failed))
             view, turn_cuts = _turn_view(rec, prev, (buggy or {}).get(head.instance_id),
-                                         limits, budget, listed if same else None)
+                                         limits, budget, listed if same else None, calls,
+                                         (instances or {}).get(head.instance_id), summary)
             listed = listed if same else rec.turn
             views.append(view)
             cuts += turn_cuts
@@ -404,7 +553,7 @@ def build_transcripts(
             final_pass_rate=_rate(end.final_pass_rate if end else None, recs, -1),
             error=error, turns=views, cuts=cuts)
         if not full:
-            used += _size(episode)
+            used += _size(episode, calls.sizes)
             full = used > limits.total_chars
         if full:
             episode = msgspec.structs.replace(episode, turns=[], cuts=[], shown=False)
@@ -415,4 +564,7 @@ def build_transcripts(
         notes.append(f"{hidden} of {len(episodes)} episodes are in the index only: their "
                      f"transcripts would take the page past its budget of "
                      f"{limits.total_chars:,} characters")
-    return Transcripts(episodes=episodes, limits=limits, buggy_known=bool(buggy), notes=notes)
+    named = {m for e in episodes for t in e.turns for c in t.calls for m in c.messages}
+    return Transcripts(episodes=episodes, limits=limits, buggy_known=bool(buggy), notes=notes,
+                       messages={k: v for k, v in calls.shown.items() if k in named},
+                       with_tests=with_tests)

@@ -12,12 +12,16 @@ The data and its caps are :mod:`.transcript`'s.
 from __future__ import annotations
 
 import html
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final
 
 from .transcript import (
+    WITHHELD_UNPROTECTED,
+    CallView,
     EpisodeTranscript,
+    MessageView,
     TargetView,
+    TestView,
     Transcripts,
     TurnView,
     fold_ids,
@@ -58,6 +62,13 @@ pre.code .h{color:#4a5fb0}pre.code .f{color:#777}
 .ids{font-family:ui-monospace,monospace;font-size:.78rem;word-break:break-word;margin:.1rem 0}
 .cut{color:#8a6d00;font-size:.8rem}.err{white-space:pre-wrap;background:#fdf0f0;
 border:1px solid #f0c0c0;padding:.4rem .6rem;font-size:.8rem;margin:.3rem 0}
+details.call{margin:.15rem 0}details.call>summary{cursor:pointer;font-size:.82rem}
+.role{font-size:.72rem;font-weight:700;text-transform:uppercase;color:#555;margin-top:.3rem}
+pre.msg,pre.reply,pre.tv{white-space:pre-wrap;word-break:break-word;margin:0;padding:.3rem .5rem;
+font-size:.76rem;line-height:1.35;max-height:24rem;overflow:auto;border:1px solid #e3e3e3;
+background:#fafafa}pre.reply{background:#f3faf3}pre.tv{max-height:10rem}
+table.tests{border-collapse:collapse;font-size:.78rem}table.tests td{vertical-align:top;
+padding:.1rem .4rem;border-top:1px solid #eee}
 """.strip()
 
 
@@ -147,7 +158,35 @@ def _code(turn: TurnView) -> str:
     return f'<div class="m">{what}{found}</div><pre class="code">{"".join(lines)}</pre>{cut}'
 
 
-def _turn(turn: TurnView) -> str:
+def _call(call: CallView, messages: Mapping[str, MessageView]) -> str:
+    """One model call, closed: the messages sent and the raw reply."""
+    tokens = f"{call.prompt_tokens:,} + {call.completion_tokens:,} tokens"
+    extra = f", {call.attempts} tries" if call.attempts > 1 else ""
+    summary = (f"{_e(call.role)} · <code>{_e(call.model)}</code> · {tokens}, "
+               f"{call.latency_ms:,.0f} ms{extra}")
+    parts = []
+    if call.messages_note:
+        parts.append(f'<div class="m">messages {_e(call.messages_note)}</div>')
+    for mid in call.messages:
+        m = messages[mid]
+        parts.append(f'<div class="role">{_e(m.role)}</div><pre class="msg">{_e(m.content)}</pre>')
+    if call.reply is not None:
+        parts.append(f'<div class="role">reply (raw)</div><pre class="reply">{_e(call.reply)}</pre>')
+    else:
+        parts.append(f'<div class="m">reply {_e(call.reply_note)}</div>')
+    return f'<details class="call"><summary>{summary}</summary>{"".join(parts)}</details>'
+
+
+def _tests(tests: Sequence[TestView], total: int) -> str:
+    rows = "".join(f'<tr><td><code>{_e(t.id)}</code></td><td><pre class="tv">{_e(t.input)}</pre></td>'
+                   f'<td><pre class="tv">{_e(t.expected)}</pre></td></tr>' for t in tests)
+    more = (f'<div class="cut">the first {len(tests)} of {total} failing tests</div>'
+            if total > len(tests) else "")
+    return (f'<table class="tests"><thead><tr><th>test</th><th>input</th><th>expected output</th>'
+            f"</tr></thead><tbody>{rows}</tbody></table>{more}")
+
+
+def _turn(turn: TurnView, messages: Mapping[str, MessageView] | None = None) -> str:
     level = turn.level
     lvl_cls = "fb" if level == 0 else f"l{level}" if level is not None else ""
     badge = (f'<span class="lvl {lvl_cls}">{_e(level_label(level))}</span>'
@@ -163,7 +202,10 @@ def _turn(turn: TurnView) -> str:
     rows: list[tuple[str, str]] = []
     if turn.target is not None:
         rows.append(("Target", _target(turn.target)))
-    if turn.hint is not None:
+    if turn.withheld:
+        rows.append(("Hint" if level else "Feedback",
+                     f'<span class="m">{_e(WITHHELD_UNPROTECTED)}</span>'))
+    elif turn.hint is not None:
         rows.append(("Hint" if level else "Feedback",
                      f'<blockquote class="hint">{_e(turn.hint)}</blockquote>'))
     elif turn.turn == 0 and turn.given:
@@ -182,6 +224,8 @@ def _turn(turn: TurnView) -> str:
                 if turn.rejected_omitted else "")
         rows.append(("Attempts", (f'<ol class="rej">{items}</ol>' if items else "")
                      + f'{more}<div class="m">{_e(accepted)}</div>'))
+    if turn.calls:
+        rows.append(("Calls", "".join(_call(c, messages or {}) for c in turn.calls)))
     rows.append(("Program", _code(turn)))
     tests = [f"<div>{verdicts or 'no verdicts'}</div>"]
     if turn.turn > 0:
@@ -196,11 +240,13 @@ def _turn(turn: TurnView) -> str:
             ("failed", turn.failed, turn.failed_total), ("passed", turn.passed, turn.passed_total))
             if total]
     rows.append(("Tests", "".join(tests)))
+    if turn.failing_tests:
+        rows.append(("Failing", _tests(turn.failing_tests, turn.failed_total)))
     body = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows)
     return f'<div class="turn">{head}<dl class="kv">{body}</dl></div>'
 
 
-def _episode(ep: EpisodeTranscript, opened: bool) -> str:
+def _episode(ep: EpisodeTranscript, opened: bool, messages: Mapping[str, MessageView]) -> str:
     status = ep.status + (f": {ep.stop_reason}" if ep.stop_reason else "")
     summary = (f"<b>{_e(_label(ep))}</b> — <span class=\"st-{_e(ep.status)}\">{_e(status)}</span>, "
                f"{ep.turns_count} turns, pass rate {_pct(ep.initial_pass_rate)}% → "
@@ -210,7 +256,7 @@ def _episode(ep: EpisodeTranscript, opened: bool) -> str:
         parts.append(f'<pre class="err">{_e(ep.error)}</pre>')
     if not ep.turns:
         parts.append('<p class="m">no turn was recorded.</p>')
-    parts += [_turn(t) for t in ep.turns]
+    parts += [_turn(t, messages) for t in ep.turns]
     if ep.cuts:
         parts.append('<div class="cut">cut to keep the report small: '
                      + _e("; ".join(ep.cuts)) + "</div>")
@@ -225,11 +271,16 @@ def render_transcripts(transcripts: Transcripts, opened: Collection[str] = ()) -
     base = ("turn 0 is a diff against the instance's buggy program" if transcripts.buggy_known
             else "turn 0 shows its full program (the run's dataset could not be read back "
                  "unchanged, so the buggy program is not known)")
+    hidden = ("Hidden tests' inputs and expected outputs are shown (--with-tests): do not share "
+              "this page." if transcripts.with_tests else
+              "No hidden test's input or expected output is shown (the feedback model's prompts "
+              "and unprotected turns are withheld; report --with-tests shows them).")
     intro = (f"{len(eps)} episodes, grouped by instance, then model, protocol and run. A link "
              "opens the episode's transcript; every turn shows its hint and level, the hint "
              "attempts the leakage validator rejected (with its reasons), the targeted scenario, "
+             "every model call (the messages sent and the raw reply), "
              f"the program as a diff against the turn before ({base}), and the hidden tests' "
-             "verdicts.")
+             f"verdicts. {hidden}")
     out = ['<section id="transcripts"><h2>Transcripts</h2>', f'<p class="intro">{_e(intro)}</p>']
     out += [f'<p class="note cut">{_e(n)}</p>' for n in transcripts.notes]
     out.append(_index(eps))
@@ -240,6 +291,6 @@ def render_transcripts(transcripts: Transcripts, opened: Collection[str] = ()) -
         if ep.instance_id != previous:
             out.append(f'<h3 class="tx-inst">{_e(ep.instance_id)}</h3>')
             previous = ep.instance_id
-        out.append(_episode(ep, ep.anchor in opened))
+        out.append(_episode(ep, ep.anchor in opened, transcripts.messages))
     out.append("</section>")
     return "\n".join(out)

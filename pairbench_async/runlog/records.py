@@ -6,8 +6,14 @@ evaluated turn and one :class:`EpisodeRecord` per finished episode, tagged by a
 after that turn, so an interrupted episode resumes from its last record. Records
 never hold an API key; model replies and hints are kept so runs can be replayed.
 
-Schema rules (msgspec): new fields get defaults, ``schema`` is bumped on change,
-old records keep decoding.
+Schema rules (msgspec): new fields get defaults, old records keep decoding, and
+``schema`` is bumped when a change alters what a recorded value means or how a run
+proceeds (a run of one schema never resumes in another). A field that only adds
+information, which a reader may lack without reading anything else differently
+(``CallRecord.messages``), is not a change of schema.
+
+The messages a call sent are stored once by content in ``messages.jsonl``
+(:mod:`.messages`); a call record holds their ids.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ __all__ = [
     "HintRecord",
     "Record",
     "RunManifest",
+    "SummaryCall",
     "SweepSetting",
     "TargetRecord",
     "TurnRecord",
@@ -35,15 +42,29 @@ __all__ = [
 
 
 class CallRecord(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One model call of a turn: who, what came back, what it cost."""
+    """One model call of a turn: who, what was sent, what came back, what it cost."""
 
     #: ``validator``: the leakage validator's LLM judge (``--validator-model``)
     role: Literal["candidate", "feedback", "validator"]
     model: str
+    #: the reply, raw (before any code extraction or word cap)
     text: str
     usage: Usage = Usage()
     latency_ms: float = 0.0
     attempts: int = 1
+    #: the ids of the messages sent, in order (:func:`.messages.message_id`; the messages
+    #: are in the run's ``messages.jsonl``); empty in runs recorded before messages were
+    #: (an optional field: schema 3 records with and without it read alike)
+    messages: list[str] = []
+
+
+class SummaryCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The feedback model's call that wrote an instance's one-sentence problem for
+    ``--obfuscate`` (made once per instance, outside any turn): a line of the run's
+    ``summaries.calls.jsonl``; the summary itself is in ``summaries.json``."""
+
+    instance_id: str
+    call: CallRecord
 
 
 class HintRecord(msgspec.Struct, frozen=True, omit_defaults=True):

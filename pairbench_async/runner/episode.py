@@ -86,6 +86,10 @@ class EpisodeEnv(msgspec.Struct):
     #: counts the model calls as they happen (:class:`CallMeter`), or None
     meter: Any = None
 
+    #: stores the messages of a call and returns their ids (``runlog.messages.MessageLog.put``);
+    #: None: calls are recorded without their messages
+    messages: Callable[[Sequence[Message]], list[str]] | None = None
+
 
 class CallMeter:
     """The model calls of a run as they happen: started, and in flight now (a status line's
@@ -136,9 +140,12 @@ async def _call(model: ModelClient | ContextModel, messages: list[Message], cont
     return reply
 
 
-def _call_record(role: str, c: Completion) -> CallRecord:
+def _call_record(env: EpisodeEnv, role: str, sent: Sequence[Message], c: Completion) -> CallRecord:
+    """The call as recorded: the messages ``sent`` (stored by content, see
+    ``runlog.messages``), the raw reply, its usage."""
+    ids = env.messages(sent) if env.messages is not None else []
     return CallRecord(role=role, model=c.model, text=c.text, usage=c.usage,  # type: ignore[arg-type]
-                      latency_ms=c.latency_ms, attempts=c.attempts)
+                      latency_ms=c.latency_ms, attempts=c.attempts, messages=ids)
 
 
 def _split(instance: Instance, results: Mapping[str, TestResult]) -> tuple[list[str], list[str]]:
@@ -248,7 +255,7 @@ class _Episode:
             else:
                 reply, shared_from = await env.first_repair(self.spec, ask)
             if shared_from is None:
-                calls.append(_call_record("candidate", reply))
+                calls.append(_call_record(env, "candidate", messages, reply))
             code = extract_code(reply.text)
         self.state = self.protocol.start()
         await self._record(0, code, calls, given=given, shared_from=shared_from)
@@ -288,9 +295,10 @@ class _Episode:
                              calls: list[CallRecord]) -> str | None:
         """The candidate's reply to ``messages`` (styled), recorded; the code it holds."""
         env = self.env
-        reply = await _call(self.candidate, apply_styles(messages, env.styles, env.minimal_edit), context,
-                            temperature=env.temperature, max_tokens=env.max_tokens, meter=env.meter)
-        calls.append(_call_record("candidate", reply))
+        sent = apply_styles(messages, env.styles, env.minimal_edit)
+        reply = await _call(self.candidate, sent, context, temperature=env.temperature,
+                            max_tokens=env.max_tokens, meter=env.meter)
+        calls.append(_call_record(env, "candidate", sent, reply))
         return extract_code(reply.text)
 
     async def _record(self, turn: int, code: str | None, calls: list[CallRecord], *, step: Any = None,
@@ -314,7 +322,7 @@ class _Episode:
 
 class _TurnIO:
     """A protocol's window on the run for one turn: the models (every call recorded
-    in ``calls``, in order; the judge's as role ``validator``), the linter, the
+    in ``calls``, in order, with the messages sent; the judge's as role ``validator``), the linter, the
     candidate's view, the hidden data."""
 
     def __init__(self, candidate: Any, feedback: Any, env: EpisodeEnv, calls: list[CallRecord]) -> None:
@@ -330,20 +338,20 @@ class _TurnIO:
     async def ask_feedback(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._feedback, messages, context, temperature=self._env.temperature,
                             max_tokens=self._env.max_tokens, meter=self._env.meter)
-        self._calls.append(_call_record("feedback", reply))
+        self._calls.append(_call_record(self._env, "feedback", messages, reply))
         return reply.text
 
     async def ask_candidate(self, messages: list[Message], context: TurnContext) -> str:
         reply = await _call(self._candidate, messages, context, temperature=self._env.temperature,
                             max_tokens=self._env.max_tokens, meter=self._env.meter)
-        self._calls.append(_call_record("candidate", reply))
+        self._calls.append(_call_record(self._env, "candidate", messages, reply))
         return reply.text
 
     async def ask_validator(self, messages: list[Message], context: TurnContext) -> str:
         """The judge's reply, at temperature 0 (a verdict should not depend on a draw)."""
         reply = await _call(self._env.validator, messages, context, temperature=0.0,
                             max_tokens=self._env.max_tokens, meter=self._env.meter)
-        self._calls.append(_call_record("validator", reply))
+        self._calls.append(_call_record(self._env, "validator", messages, reply))
         return reply.text
 
     async def lint(self, program: str) -> str:

@@ -59,17 +59,20 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError, FolderWriteError, ResumeMismatch, StoreError
-from ..core.types import SCHEMA_VERSION, Instance
+from ..core.types import SCHEMA_VERSION, Instance, Message
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
 from ..models.specs import load_model_config, make_model, with_names
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
 from ..runlog.lock import FolderLock
+from ..runlog.messages import MessageLog, append_summary_call
 from ..runlog.records import (
+    CallRecord,
     EpisodeRecord,
     Record,
     RunManifest,
+    SummaryCall,
     SweepSetting,
     TurnRecord,
     latest_attempts,
@@ -179,6 +182,9 @@ class Evaluator:
         self._writer: RecordWriter | None = None
         #: the tasks running the episodes of each ``run`` not finished yet
         self._producers: set[asyncio.Task[None]] = set()
+        #: every message sent to a model, by content: ``out_dir/messages/``, or in memory
+        #: (:attr:`messages`) without an ``out_dir``
+        self._messages: MessageLog | None = None
         self._trace_memo: dict[str, Mapping[str, Sequence[int]]] = {}
         self._trace_locks: dict[str, asyncio.Lock] = {}
         self._shape_memo: dict[str, dict[str, Shape]] = {}
@@ -216,6 +222,13 @@ class Evaluator:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    @property
+    def messages(self) -> dict[str, Message]:
+        """The messages sent to the models by id (a :class:`CallRecord`'s ``messages``),
+        when the evaluator writes no files; with an ``out_dir`` they are in its
+        ``messages.jsonl`` (``runlog.messages.read_messages``)."""
+        return dict(self._messages.memory or {}) if self._messages is not None else {}
+
     async def aclose(self) -> None:
         """Stop what still runs (a ``run`` whose records were not read to the end: its
         episodes are cancelled, never failed by closed models), then close what is ours."""
@@ -224,6 +237,13 @@ class Evaluator:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         failure: FolderWriteError | None = None
+        if self._messages is not None:
+            try:
+                await self._messages.aclose()  # before the records that name them
+            except FolderWriteError as exc:
+                failure = exc
+            except OSError as exc:  # its fsync
+                failure = folder_write_error(self.out_dir, exc)
         if self._writer is not None:
             writer, self._writer = self._writer, None
             try:
@@ -322,8 +342,15 @@ class Evaluator:
         model = self._models[self.config.feedback]
         if isinstance(model, ContextModel):
             return first_sentence(instance.problem.replace("#", " "))
-        reply = await model.complete(summary_messages(instance.problem), temperature=self.config.temperature,
+        messages = summary_messages(instance.problem)
+        reply = await model.complete(messages, temperature=self.config.temperature,
                                      max_tokens=self.config.max_tokens)
+        if self._messages is not None:  # the call, recorded whole as a turn's calls are
+            call = CallRecord(role="feedback", model=reply.model, text=reply.text, usage=reply.usage,
+                              latency_ms=reply.latency_ms, attempts=reply.attempts,
+                              messages=self._messages.put(messages))
+            if self.out_dir is not None:
+                append_summary_call(self.out_dir, SummaryCall(instance_id=instance.id, call=call))
         return first_sentence(reply.text) or instance.problem
 
     def _hidden_of(self, instance: Instance) -> HiddenData:
@@ -377,6 +404,7 @@ class Evaluator:
         attempts: dict[str, int] = {}
         run_id = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         if self.out_dir is None:
+            self._messages = MessageLog(None)
             return run_id, prior, finished, attempts
         if self._lock is None:
             self._lock = FolderLock(self.out_dir)  # one writer: before anything is read
@@ -420,6 +448,7 @@ class Evaluator:
             turns.sort(key=lambda r: r.turn)
             if [r.turn for r in turns] != list(range(len(turns))):
                 raise StoreError(f"{self.out_dir}: episode {eid} has non-consecutive turns")
+        self._messages = MessageLog(self.out_dir)
         self._writer = RecordWriter(self.out_dir, valid_length=valid)
         summaries = self.out_dir / "summaries.json"
         if summaries.exists():
@@ -460,7 +489,8 @@ class Evaluator:
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
                          validator=self._models[self.config.validator] if self.config.validator else None,
-                         first_repair=self._shared.first_repair, meter=self._meter)
+                         first_repair=self._shared.first_repair, meter=self._meter,
+                         messages=self._messages.put if self._messages is not None else None)
         pending = iter([(s, i) for s, i in todo if s.episode_id not in finished])
         self._stats["skipped"] = sum(1 for s, _ in todo if s.episode_id in finished)
 
@@ -531,6 +561,8 @@ class Evaluator:
                 self._stats["errors"] += record.status == "error"
                 if record.status == "error":
                     _log.info("episode %s ended in error: %s", record.episode_id, record.error)
+                if self._messages is not None:
+                    await self._messages.sync()  # the messages first: records name them
                 if self._writer is not None:
                     await self._writer.sync()
             await queue.put(record)
