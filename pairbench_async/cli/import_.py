@@ -101,7 +101,7 @@ def add_codeforces_arguments(p: argparse.ArgumentParser) -> None:
     filters.add_argument("--min-complexity", type=_number, metavar="C",
                          help="cyclomatic complexity of the buggy program (needs radon)")
     filters.add_argument("--paper-filters", action="store_true",
-                         help="PAIR-BENCH's filters: --min-tests 100 --pass-rate 0.10:0.55 "
+                         help="PAIR-BENCH's filters: --min-tests 101 (more than 100) --pass-rate 0.10:0.55 "
                          "--loc 15:80 --min-complexity 8 (explicit flags win)")
     p.add_argument("--skip-invalid", action="store_true",
                    help="accept malformed rows (still reported) and exit 0")
