@@ -40,6 +40,7 @@ from .hints import fallback_hint, hint_level
 from .leakage_patterns import code_reasons, direction_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import concept_reasons, input_pattern_reasons, state_reasons
+from .leakage_structure import candidate_quotes, program_shape, structural_code_reasons
 
 __all__ = [
     "HiddenData",
@@ -148,7 +149,17 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     reasons: list[str] = []
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
-    reasons += code_reasons(text, own_names)
+    shape = program_shape(candidate_code, hidden.reference)
+    quoted = candidate_quotes(text, shape)
+    # the candidate's own code, quoted, points at a place (a location) and gives no code: the
+    # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
+    worded = text
+    for fragment in quoted:
+        worded = worded.replace(fragment, "CODE")
+    reasons += code_reasons(worded, own_names)
+    reasons += structural_code_reasons(text, problem, shape)
+    if level < 4 and quoted:
+        reasons.append(f"location: quotes the candidate's code {quoted[0][:40]!r} (reserved for L4 and above)")
     if level < 2:
         reasons += input_pattern_reasons(text)
     if level < 3:

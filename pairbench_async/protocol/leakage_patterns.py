@@ -219,6 +219,63 @@ def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
     }
 
 
+#: a part of a program named by what it is (the construct of a structural reference)
+_CONSTRUCT: Final = (
+    r"(?:check|test|condition|comparison|update|increment|decrement|initiali[sz]ation|assignment|computation|"
+    r"calculation|formula|expression|call|guard|branch|loop|statement|header|clause|sort|search|traversal|"
+    r"recursion|lookup|append|fill)"
+)
+#: a data structure of the program: one of the input's words too ("the list"), so only placed or owned
+_STRUCTURE_NOUN: Final = r"(?:table|list|array|dictionary|dict|map|set|stack|queue|counter|accumulator|offsets|buffer)"
+#: where in the program: a position word after the construct
+_POSITION: Final = (
+    r"(?:(?:right\s+|just\s+|directly\s+|immediately\s+)?(?:before|after|inside|within|near|around)\b|"
+    r"at\s+the\s+(?:top|bottom|start|end|beginning|head)\b|in\s+the\s+(?:loop|body|branch|function|program|code|"
+    r"header|middle\s+of\s+the\s+(?:loop|program|code))\b|of\s+the\s+(?:loop|program|code|function|branch)\b|"
+    r"on\s+line\b|(?:that|which)\s+(?:the\s+(?:program|solution|code)\s+)?(?:decides|checks|tests|compares|computes|"
+    r"updates|builds|adds|returns|appends|sets|resets|handles|multiplies|prints|uses|keeps|fills|walks|runs)\b|"
+    r"(?:the\s+)?(?:program|solution|code)\s+(?:uses|keeps|builds|holds|relies\s+on|applies|fills|walks|runs)\b)"
+)
+#: a sentence pointing at a part: "is where the mistake sits", "is the place to look", "is the suspect"
+_POINTED: Final = (
+    r"(?:\b(?:is|are)\s+(?:(?:probably|likely|most\s+likely|clearly)\s+)?(?:where|the\s+(?:part|place|spot|line|one|bit|"
+    r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+)|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
+    r"to\s+blame|responsible))\b|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+to\s+(?:look|examine|"
+    r"check|inspect|focus|start|watch)\b|\b(?:sits|lies|hides)\b|\bgoes\s+wrong\b|\blook\s+(?:at|into)\b|"
+    r"\bfocus\s+on\b)"
+)
+_PLACED: Final = re.compile(
+    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?\s+{_POSITION}"
+    rf"|\b(?:{_POSITION.replace('(?:(?:right', '(?:(?:right', 1)})\s+the\s+(?:[\w-]+\s+){{0,2}}?(?:loop|branch|function|"
+    rf"check|comparison|condition|assignment|initiali[sz]ation|call|update|return|print)\b",
+    re.IGNORECASE,
+)
+_CONSTRUCT_RE: Final = re.compile(rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?{_CONSTRUCT}\b(?!-)", re.IGNORECASE)
+_POINTED_RE: Final = re.compile(_POINTED, re.IGNORECASE)
+#: "the part to look at is where the program decides ...": the program's act, pointed at
+_WHERE_PROGRAM: Final = re.compile(
+    r"\bwhere\s+(?:the\s+|your\s+)?(?:program|code|solution|algorithm|loop)\s+(?:decides|checks|tests|compares|"
+    r"computes|updates|builds|adds|appends|handles|sets|resets|chooses|picks|sorts|loops|iterates|stores|keeps|"
+    r"reads|splits|joins|multiplies|divides|initiali[sz]es)\b"
+    r"|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+(?:to\s+(?:look\s+at|examine|inspect|check|focus\s+on)|"
+    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b",
+    re.IGNORECASE,
+)
+
+
+def _structural_location(hint: str) -> str | None:
+    """A structural reference to a part of the program: a construct with a position word, a
+    construct pointed at in its sentence, or the program's act pointed at."""
+    found = _PLACED.search(hint) or _WHERE_PROGRAM.search(hint)
+    if found:
+        return found.group()
+    for sentence in _SENTENCES.split(hint):
+        construct = _CONSTRUCT_RE.search(sentence)
+        if construct and _POINTED_RE.search(sentence):
+            return construct.group()
+    return None
+
+
 def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
@@ -236,6 +293,10 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     found = _STRUCTURE.search(hint)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
+    else:
+        placed = _structural_location(hint)
+        if placed:
+            reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 
 
@@ -250,7 +311,10 @@ _REPAIR_VERBS: Final = frozenset(
     "visit mark merge normalise normalize lowercase uppercase compare include exclude extend "
     "reverse stop begin restart record remember take pick choose build create allocate split "
     "strip filter invert shift pass catch assign go run test verify validate exit continue "
-    "emit write flip drop clear fill push pop sum".split()
+    "emit write flip drop clear fill push pop sum reduce round truncate cap bound unmark restore "
+    "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
+    "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
+    "dequeue relax bring put place rename undo redo wrap mod".split()
 )
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
@@ -285,7 +349,12 @@ _DIRECTION: Final = re.compile(
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d)\w+|\byou\s+need\b|"
     r"\bmakes?\s+the\s+\w+\s+(?:correct|right)\b|\bgives?\s+the\s+(?:right|correct)\s+(?:value|answer|result|output)\b|"
-    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b",
+    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b|"
+    # a change asked for with a gerund: "the hours just need reducing modulo 24", "wants resetting"
+    r"\b(?:needs?|wants?|requires?)\s+(?:\w+\s+)?(?!(?:some|no|any|every)thing\b|being\b|having\b|knowing\b)"
+    r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
+    # "must become start + d"
+    r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b",
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -309,7 +378,9 @@ def _imperative(clause: str) -> str | None:
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
         return None
     # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
-    if len(words) > 1 and (words[1][0].isdigit() or any(w.lower() in _FINITE for w in words[1:3])):
+    # ("Add (900, ...)": a literal after the verb is its object, not a number naming a noun)
+    literal = re.match(r"\s*[A-Za-z]+\s+[(\[{\"']", _BULLET.sub("", clause))
+    if len(words) > 1 and ((words[1][0].isdigit() and not literal) or any(w.lower() in _FINITE for w in words[1:3])):
         return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):

@@ -141,7 +141,46 @@ def _clauses(hint: str) -> list[str]:
     return [c for c in _CLAUSE_END.split(hint) if c and c.strip()]
 
 
+#: a clause about the program, its output or the expected output: the symptom, never an input pattern
+_ABOUT_PROGRAM: Final = re.compile(
+    r"^\s*(?:(?:the|its|your|this|that|their)\s+)?(?:program|code|solution|algorithm|implementation|function|"
+    r"search|loop|traversal|recursion|scan|output|outputs|answer|answers|result|results|expected|printed|it|"
+    r"you|there|compared|run|executed|checked|tested)\b|\b(?:fail\w*|pass(?:es|ed)?|crash\w*|times?\s+out|timed\s+out|run\w*\s+out|errors?)\b",
+    re.I,
+)
+#: "on the tests in which no value is positive", "for boards where the target sits ...": a set of
+#: inputs picked out by a restrictive clause (a quantified condition over the test inputs)
+_RESTRICTED: Final = re.compile(
+    r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
+    r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
+    r"that\s+(?:have|has|contain|include|hold|end|start|begin)|having|containing)\s+(?P<clause>[^,.;:!?]{3,})",
+    re.I,
+)
+#: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
+_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{3,})",
+                               re.I)
+#: the subject of a condition clause that is a thing of the input: a determiner and a noun, then a verb
+_INPUT_SUBJECT: Final = re.compile(
+    r"^\s*(?:(?:a|an|the|some|any|no|every|each|all|both|two|several|at\s+least\s+\w+|more\s+than\s+\w+|"
+    r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
+    r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
+    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?)\b",
+    re.I,
+)
+
+
 def input_pattern_reasons(hint: str) -> list[str]:
+    for found in _RESTRICTED.finditer(hint):
+        clause = found.group("clause")
+        if not _ABOUT_PROGRAM.search(clause) and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause):
+            return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                    "(reserved for L2 and above)"]
+    for found in _CONDITION.finditer(hint):
+        clause = found.group("clause")
+        if (_INPUT_SUBJECT.search(clause) and not _ABOUT_PROGRAM.search(clause)
+                and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause)):
+            return [f"input_pattern: a condition on the input {_show(found.group())} "
+                    "(reserved for L2 and above)"]
     for trigger in _TRIGGER.finditer(hint):
         rest = hint[trigger.end():]
         end = _CLAUSE_END.search(rest)
@@ -191,6 +230,20 @@ _STATE_PATTERNS: Final = (
                r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
                r"solution's|internal)\s+state\b", re.I),
     # "has no memory of the balance", "is not retained anywhere", "the balance the program works with"
+    # "the program's record of when the clerk is next free", "the search's picture of ..."
+    re.compile(r"\b(?:program|solution|code|algorithm|implementation|function|search|loop|traversal)['’]s\s+"
+               r"(?:[\w-]+\s+){0,2}?(?:record|records|tally|count|counts|counter|total|sum|note|notes|notion|idea|"
+               r"memory|estimate|knowledge|bookkeeping|picture|view|copy|value|values|track|state|marker|marks|"
+               r"flags?|pointer|position|index|guess|belief|understanding|list|set|map|table|running|current|best|"
+               r"last|latest)\b", re.I),
+    # held information gone stale: "falls behind", "lags behind", "out of date", "stays around"
+    re.compile(r"\b(?:falls?|fell|falling|lags?|lagged|lagging|stays?|stayed|left|remains?)\s+"
+               r"(?:behind|out\s+of\s+date|around|over\s+from)\b|\bout\s+of\s+date\b|"
+               r"\bnever\s+(?:refreshed|advanced|brought\s+up\s+to\s+date|moved\s+forward|caught\s+up)\b", re.I),
+    # what the program has seen: "a node it has visited before", "anything seen before"
+    re.compile(r"\b(?:it|the\s+(?:program|solution|code|search|loop|algorithm))\s+(?:has|had)\s+(?:already\s+|previously\s+)?"
+               r"(?:seen|visited|met|processed|counted|encountered|handled|used|reached)\b|"
+               r"\b(?:seen|visited|met|encountered|processed|reached)\s+(?:before|earlier|previously)\b", re.I),
     re.compile(r"\bno\s+(?:memory|record|recollection|trace|knowledge)\s+of\b|"
                r"\b(?:is|are|was|were|gets?|got)\s+(?:not|never)\s+(?:\w+\s+)?(?:retained|kept|stored|remembered|"
                r"recorded|tracked|preserved|saved|carried(?:\s+over|\s+forward)?|maintained)\b|"
@@ -204,7 +257,7 @@ _INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|rep
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
     r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
-    r"it)\b",
+    r"search|traversal|recursion|scan|it)\b",
     re.I,
 )
 
@@ -263,6 +316,8 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
+    re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
+               r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
     re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
@@ -274,11 +329,22 @@ _OUTPUT_SUBJECT: Final = re.compile(r"\b(?:outputs?|answers?|results?|printed\s+
                                     r"values?\s+printed|count|number\s+printed)\b[^,.;:!?]{0,12}$", re.I)
 
 
+#: "should be compared with ...", "must be reduced modulo 24": a change to the program (a direction), not a rule
+_REPAIR_PARTICIPLE: Final = re.compile(
+    r"\s+(?:(?:also|now|instead|first|then|rather)\s+)?(?:initiali[sz]ed|reset|changed|replaced|swapped|"
+    r"compared|reduced|wrapped|rounded|truncated|capped|clamped|converted|cast|moved|updated|incremented|"
+    r"decremented|restarted|cleared|marked|unmarked|subtracted|multiplied|divided|shifted|extended|appended|"
+    r"inserted|removed|deleted|stored|rewritten|revised|recomputed|recalculated|adjusted|corrected)\b",
+    re.I,
+)
+
+
 def concept_reasons(hint: str) -> list[str]:
     for pattern in _CONCEPT_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
-                              and re.search(r"\bbe\b", m.group()))), None)
+                              and re.search(r"\bbe\b", m.group()))
+                      and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
