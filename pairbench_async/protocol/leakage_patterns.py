@@ -64,7 +64,7 @@ _INLINE_CODE: Final = tuple(
     for p in (
         r"\bfor\s+\w+(?:\s*,\s*\w+)*\s+in\s+(?:range|enumerate|zip|sorted|reversed)\s*\(",
         r"\bdef\s+\w+\s*\(",
-        r"\blambda\b[^:\n]{0,40}:",
+        r"\blambda(?:\s+[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)?\s*:",
         r"\b\w+(?:\[[^\]\n]*\])?\s*(?:\+|-|\*|/|//|%|\||&|\^|<<|>>)=\s*\S",
         r"\b[A-Za-z_]\w*(?:\[[^\]\n]*\])?\s*=(?!=)\s*[^\n.;,]*?\b[A-Za-z_]\w*\s*[(\[]",
         r"\breturn\s+[A-Za-z_][\w.]*\s*[(\[+\-*/%]",
@@ -310,7 +310,7 @@ _REPAIR_VERBS: Final = frozenset(
     "subtract multiply divide treat count check print output format read process traverse "
     "visit mark merge normalise normalize lowercase uppercase compare include exclude extend "
     "reverse stop begin restart record remember take pick choose build create allocate split "
-    "strip filter invert shift pass catch assign go run test verify validate exit continue "
+    "strip filter invert shift pass catch assign run test verify validate exit continue "
     "emit write flip drop clear fill push pop sum reduce round truncate cap bound unmark restore "
     "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
     "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
@@ -354,7 +354,13 @@ _DIRECTION: Final = re.compile(
     r"\b(?:needs?|wants?|requires?)\s+(?:\w+\s+)?(?!(?:some|no|any|every)thing\b|being\b|having\b|knowing\b)"
     r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
     # "must become start + d"
-    r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b",
+    r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b|"
+    # "your stack-based search should push neighbours ...": the candidate's own code told what to do
+    r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
+    r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
+    r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
+    r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
+    r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -366,6 +372,10 @@ _LEAD: Final = frozenset("and then so just simply also first instead finally onl
 _FINITE: Final = frozenset("is are was were has have had seems seem looks appears does do did can will "
                            "would pass passes fail fails print prints give gives come comes stay stays "
                            "contain contains".split())
+
+
+#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out")
+_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out".split())
 
 
 def _imperative(clause: str) -> str | None:
@@ -384,6 +394,9 @@ def _imperative(clause: str) -> str | None:
         return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
+        return None
+    # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
+    if len(words) > 1 and words[1].lower() in _COMPLEMENT:
         return None
     # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
     if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):

@@ -92,7 +92,8 @@ _FEATURE_RE: Final = re.compile(rf"\b{_FEATURE}\b", re.I)
 _DET: Final = r"(?:(?:an?|the|some|such|these|those|any|all|every|each)\s+)?"
 _INPUT_PATTERNS: Final = (
     # "on empty input", "for large values of n", "with only negative numbers"
-    re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|only|all|strictly|many|two|several)\s+)?"
+    re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|really|quite|extremely|especially|particularly|"
+               rf"fairly|rather|unusually|only|all|strictly|many|two|several)\s+)?"
                rf"{_FEATURE_ADJ}[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\b", re.I),
     # "on lines that mix uppercase ...", "for inputs of size one", "graphs that contain cycles"
     re.compile(rf"\b(?:on|for|with|given)\s+{_DET}{_INPUT_NOUN}\s+(?:that|which|where|whose|with|containing|"
@@ -169,7 +170,37 @@ _INPUT_SUBJECT: Final = re.compile(
 )
 
 
+_HANDLED: Final = re.compile(
+    r"\b(?:handles|handled|handle|treats|treated|processes|processed|deals\s+with|copes\s+with)\s+"
+    r"(?:(?:the|some|any|all|those|such)\s+)?(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?:that|which|where|whose|with|"
+    r"containing|having)\s+(?P<clause>[^,.;:!?]{3,})", re.I)
+#: "once" as a condition: its subject must be the input's (a problem variable or an input noun)
+_ONCE: Final = re.compile(
+    rf"\b(?:once|as\s+soon\s+as|after)\s+(?:the\s+)?(?:[a-z]|{_INPUT_NOUN}|number|amount|size|length|count\s+of\s+\w+)"
+    r"\s+(?:is|are|gets|grows|exceeds|reaches|goes|passes|becomes|rises|climbs|hits)\s+"
+    r"(?:past|over|above|beyond|below|under|more|less|larger|bigger|smaller|greater|at\s+least|\d)", re.I)
+
+
+def _in_output(hint: str, end: int) -> bool:
+    """Whether the clause going on after ``end`` puts what was described in the output
+    ("Lines such as 'bolt 0' appear in your output"): the symptom, not an input."""
+    rest = hint[end:]
+    stop = re.search(r"[.;!?\n]", rest)
+    return bool(re.search(r"\b(?:in|into)\s+(?:the|your|its|their)\s+(?:\w+\s+)?output\b|\bare\s+(?:printed|"
+                          r"reported|listed|shown|output)\b", rest[: stop.start()] if stop else rest, re.I))
+
+
 def input_pattern_reasons(hint: str) -> list[str]:
+    # "how your solution handles meetings that share an endpoint": inputs picked out by what they hold
+    found = _HANDLED.search(hint)
+    if found and not _OUTPUT_CUE.search(found.group("clause")):
+        return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                "(reserved for L2 and above)"]
+    # "the problem appears once n gets past about 45"
+    found = _ONCE.search(hint)
+    if found:
+        return [f"input_pattern: a condition on the input {_show(found.group())} "
+                "(reserved for L2 and above)"]
     for found in _RESTRICTED.finditer(hint):
         clause = found.group("clause")
         if not _ABOUT_PROGRAM.search(clause) and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause):
@@ -190,7 +221,8 @@ def input_pattern_reasons(hint: str) -> list[str]:
             return [f"input_pattern: names the failing input's kind {_show(trigger.group() + clause)} "
                     "(reserved for L2 and above)"]
     for pattern in _INPUT_PATTERNS:
-        found = next((m for m in pattern.finditer(hint) if not _OUTPUT_CUE.search(m.group())), None)
+        found = next((m for m in pattern.finditer(hint) if not _OUTPUT_CUE.search(m.group())
+                      and not _in_output(hint, m.end())), None)
         if found:
             return [f"input_pattern: names the failing input's kind {_show(found.group())} "
                     "(reserved for L2 and above)"]
@@ -316,6 +348,21 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
+    # a classification: "you count them as overlapping", "regarded as valid"
+    re.compile(r"\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+               r"(?:[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
+               r"expected\b|before\b)[a-z]{3,}", re.I),
+    # a multiplicity: "you add the middle element twice", "includes the centre two times"
+    re.compile(r"\b(?:add|adds|added|adding|count|counts|counted|counting|include|includes|included|including|"
+               r"use|uses|used|using|visit|visits|visited|take|takes|took|taken|sum|sums|summed|subtract|subtracts|"
+               r"subtracted)\s+(?:[\w'-]+\s+){0,4}?(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often)\b",
+               re.I),
+    # an order of the problem's events: "events at the same time must have ends first"
+    re.compile(r"\b(?:must|should|has\s+to|have\s+to|needs?\s+to)\s+(?:have\s+\w+\s+(?:first|before|after|last)|"
+               r"precede|come\s+(?:first|before|after|last)|go\s+(?:first|before|after|last))\b", re.I),
+    # a definition: "a quantity of zero means the item is gone"
+    re.compile(r"\b(?:means|implies)\s+(?:that\s+)?(?:the|a|an|it|they|there)\s+(?!(?:output|answer|result|program|"
+               r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
                r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
     re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
