@@ -138,6 +138,9 @@ def validate_hint(
     return list(known)
 
 
+#: a call whose arguments are elided, "int(...)", "sorted(…)": the name of a construct
+_NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
+
 #: Verdicts kept per :class:`HiddenData` (an episode's turns rarely need more than a few).
 _MEMO_SIZE: Final = 256
 
@@ -153,7 +156,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     quoted = candidate_quotes(text, shape)
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
-    worded = text
+    worded = _NAMED_CALL.sub("CODE", text)  # "the int(...) conversion": a call named, not written
     for fragment in quoted:
         worded = worded.replace(fragment, "CODE")
     reasons += code_reasons(worded, own_names)
@@ -169,7 +172,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 5:
         reasons += concept_reasons(text)
     if level < 6:
-        reasons += direction_reasons(text)
+        reasons += direction_reasons(text, shape.names)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -223,7 +223,7 @@ def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
 _CONSTRUCT: Final = (
     r"(?:check|test|condition|comparison|update|increment|decrement|initiali[sz]ation|assignment|computation|"
     r"calculation|formula|expression|call|guard|branch|loop|statement|header|clause|sort|search|traversal|"
-    r"recursion|lookup|append|fill)"
+    r"recursion|lookup|append|fill|built-?in)"
 )
 #: a data structure of the program: one of the input's words too ("the list"), so only placed or owned
 _STRUCTURE_NOUN: Final = r"(?:table|list|array|dictionary|dict|map|set|stack|queue|counter|accumulator|offsets|buffer)"
@@ -239,7 +239,7 @@ _POSITION: Final = (
 #: a sentence pointing at a part: "is where the mistake sits", "is the place to look", "is the suspect"
 _POINTED: Final = (
     r"(?:\b(?:is|are)\s+(?:(?:probably|likely|most\s+likely|clearly)\s+)?(?:where|the\s+(?:part|place|spot|line|one|bit|"
-    r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+)|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
+    r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+|wrong\s+(?:tool|choice|call|one))|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
     r"to\s+blame|responsible))\b|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+to\s+(?:look|examine|"
     r"check|inspect|focus|start|watch)\b|\b(?:sits|lies|hides)\b|\bgoes\s+wrong\b|\blook\s+(?:at|into)\b|"
     r"\bfocus\s+on\b)"
@@ -324,7 +324,8 @@ _CHANGED: Final = (
     r"(?:initiali[sz]ed|increased|incremented|decremented|decreased|reset|changed|replaced|moved|added|"
     r"removed|swapped|stored|updated|used|called|set|appended|inserted|deleted|rewritten|revised|"
     r"converted|cast|clamped|wrapped|skipped|declared|defined|done\s+(?:with|by|using)|"
-    r"computed\s+(?:with|by|using)|implemented|handled\s+(?:with|by|using)|moved|placed|started)"
+    r"computed\s+(?:with|by|using|from\s+(?:the\s+)?(?:right|left|end)|right\s+to\s+left|backwards|in\s+reverse)|"
+    r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
 _DIRECTION: Final = re.compile(
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
@@ -355,6 +356,15 @@ _DIRECTION: Final = re.compile(
     r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
     # "must become start + d"
     r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b|"
+    # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
+    # is to dedupe ...", "how about sorting ..."
+    r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
+    r"expect\b|think\b|have\b)[a-z]+\b|"
+    r"\b(?:have|did)\s+you\s+(?:considered|tried|thought\s+(?:about|of))\s+[a-z]+ing\b|"
+    r"\b(?:how|what)\s+about\s+[a-z]+ing\b|\bwhy\s+not\s+[a-z]+\b|"
+    r"\bwhat\s+(?:you|the\s+(?:program|code|solution))\s+(?:want|need|should\s+do)\w*\s+(?:here\s+)?is\s+to\b|"
+    r"\b(?:must|should|needs?\s+to|has\s+to)\s+not\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|"
+    r"append|print|add|subtract|reset)\b|"
     # "your stack-based search should push neighbours ...": the candidate's own code told what to do
     r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
     r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
@@ -374,26 +384,37 @@ _FINITE: Final = frozenset("is are was were has have had seems seem looks appear
                            "contain contains".split())
 
 
+#: words that open a verb's object (the verb is an instruction then)
+_OBJECT_LEAD: Final = frozenset("the a an each every all both its their this that these those it them".split())
 #: a complement that makes the verb before it a subject's predicate ("go wrong", "run out")
 _COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out".split())
 
 
-def _imperative(clause: str) -> str | None:
-    """The repair verb a clause opens with, as an instruction to the programmer."""
+def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
+    program's identifiers, which after the verb are its object: "reset fails so ...")."""
     words = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _REPAIR_VERBS:
         return None
+    if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
+        return words[0]
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
         return None
     # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
     # ("Add (900, ...)": a literal after the verb is its object, not a number naming a noun)
     literal = re.match(r"\s*[A-Za-z]+\s+[(\[{\"']", _BULLET.sub("", clause))
-    if len(words) > 1 and ((words[1][0].isdigit() and not literal) or any(w.lower() in _FINITE for w in words[1:3])):
+    numbered = words[1][0].isdigit() and not literal and (len(words) == 2 or words[2].lower() in _FINITE
+                                                            or words[2].lower() in ("of", "and", "or", "to"))
+    if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
         return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
+        return None
+    # "Change amounts such as 5 ...", "Lowercase input like ff fails": a noun phrase with its example
+    if len(words) > 2 and words[1].lower() not in _OBJECT_LEAD and words[2].lower() in ("such", "like", "containing",
+                                                                                       "whose", "where"):
         return None
     # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
     if len(words) > 1 and words[1].lower() in _COMPLEMENT:
@@ -408,7 +429,7 @@ def _imperative(clause: str) -> str | None:
     return words[0]
 
 
-def direction_reasons(hint: str) -> list[str]:
+def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
         parts = _CLAUSES.split(sentence)
@@ -417,8 +438,8 @@ def direction_reasons(hint: str) -> list[str]:
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
             reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
             break
-        verb = _imperative(parts[0]) or next(
-            (v for part in parts[1:] if (v := _imperative(part)) and part[:1].islower()), None)
+        verb = _imperative(parts[0], names) or next(
+            (v for part in parts[1:] if (v := _imperative(part, names)) and part[:1].islower()), None)
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break

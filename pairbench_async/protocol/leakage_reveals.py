@@ -112,6 +112,9 @@ _INPUT_PATTERNS: Final = (
     re.compile(r"\b(?:the|an?|this|these|its|such)\s+inputs?\s+(?:contains?|has|have|includes?|holds?|"
                r"consists?|mix(?:es)?|with|is\s+(?:empty|blank|large|huge|small|long|short|sorted|a\s+single|"
                r"made|given|of))\b", re.I),
+    # "inputs below -17.8 degrees", "values over 10^9": inputs picked out by a bound
+    re.compile(rf"\b{_INPUT_NOUN}\s+(?:below|above|under|over|beyond|past|exceeding|(?:less|greater|more|fewer|larger|"
+               rf"smaller|bigger|higher|lower)\s+than|of\s+at\s+(?:least|most))\s+-?\d", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -276,6 +279,12 @@ _STATE_PATTERNS: Final = (
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|search|loop|algorithm))\s+(?:has|had)\s+(?:already\s+|previously\s+)?"
                r"(?:seen|visited|met|processed|counted|encountered|handled|used|reached)\b|"
                r"\b(?:seen|visited|met|encountered|processed|reached)\s+(?:before|earlier|previously)\b", re.I),
+    # what the program holds while it runs: "the run it is still counting"
+    re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
+               r"building|keeping|accumulating|collecting|storing)\b", re.I),
+    # a value used after it was changed: "a neighbour that was already updated", "the one it has just changed"
+    re.compile(r"\b(?:already|just)\s+(?:been\s+)?(?:updated|changed|overwritten|modified|replaced|consumed|"
+               r"advanced|incremented|decremented)\b", re.I),
     re.compile(r"\bno\s+(?:memory|record|recollection|trace|knowledge)\s+of\b|"
                r"\b(?:is|are|was|were|gets?|got)\s+(?:not|never)\s+(?:\w+\s+)?(?:retained|kept|stored|remembered|"
                r"recorded|tracked|preserved|saved|carried(?:\s+over|\s+forward)?|maintained)\b|"
@@ -289,7 +298,8 @@ _INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|rep
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
     r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
-    r"search|traversal|recursion|scan|it)\b",
+    r"search|traversal|recursion|scan|conversion|calculation|computation|division|formula|update|rounding|"
+    r"truncation|parsing|lookup|comparison|check|counter|it)\b",
     re.I,
 )
 
@@ -325,7 +335,7 @@ _CONCEPT_PATTERNS: Final = (
                r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
                r"\bcounts?\s+as\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated|regarded|considered|seen)\s+as\b|"
-               r"\bstill\s+(?:overlap|count|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
+               r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
                r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
                r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
@@ -381,9 +391,15 @@ _REPAIR_PARTICIPLE: Final = re.compile(
     r"\s+(?:(?:also|now|instead|first|then|rather)\s+)?(?:initiali[sz]ed|reset|changed|replaced|swapped|"
     r"compared|reduced|wrapped|rounded|truncated|capped|clamped|converted|cast|moved|updated|incremented|"
     r"decremented|restarted|cleared|marked|unmarked|subtracted|multiplied|divided|shifted|extended|appended|"
-    r"inserted|removed|deleted|stored|rewritten|revised|recomputed|recalculated|adjusted|corrected)\b",
+    r"inserted|removed|deleted|stored|rewritten|revised|recomputed|recalculated|adjusted|corrected|sorted|"
+    r"computed\s+(?:from|right|left|backwards|in\s+reverse)|iterated|traversed|"
+    r"called|(?:not|never)\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|append|print))\b",
     re.I,
 )
+
+
+#: "... has to be found again every time": the cost of what the program does, not a rule
+_REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
 
 
 def concept_reasons(hint: str) -> list[str]:
@@ -391,7 +407,8 @@ def concept_reasons(hint: str) -> list[str]:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
                               and re.search(r"\bbe\b", m.group()))
-                      and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))), None)
+                      and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
+                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]

@@ -101,14 +101,14 @@ def _program_shape(candidate: str, reference: str) -> ProgramShape:
 
 
 #: an operand: a name or number, optionally subscripted or called (one level of nesting)
-_OPERAND: Final = r"(?:[A-Za-z_]\w*|\d+(?:\.\d+)?)(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\))*"
+_OPERAND: Final = r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?)(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\))*"
 _OPERATOR: Final = r"(?://|\*\*|<=|>=|==|!=|[+*/%<>]|-(?=\s))"
 #: one code fragment: assignment, or operator chain, or a subscript or call alone
 _FRAGMENT: Final = re.compile(
     rf"(?<![\w.])(?P<lhs>{_OPERAND})\s*(?P<aug>//|\*\*|[-+*/%])?=(?!=)\s*\(?\s*(?P<rhs>-?{_OPERAND}"
     rf"(?:\s*{_OPERATOR}\s*\(?\s*-?{_OPERAND}\)?)*)"
     rf"|(?<![\w.])\(?(?P<left>{_OPERAND})\)?(?:\s*{_OPERATOR}\s*\(?\s*-?(?:{_OPERAND})\)?)+"
-    rf"|(?<![\w.])(?P<alone>[A-Za-z_]\w*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)"
+    rf"|(?<![\w.])(?P<alone>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)"
 )
 _NAME: Final = re.compile(r"[A-Za-z_]\w*")
 #: the hint tells the candidate to write the fragment: "Write visited[u] = True", "set x to ..."
