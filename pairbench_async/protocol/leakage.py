@@ -141,6 +141,9 @@ def validate_hint(
 #: a call whose arguments are elided, "int(...)", "sorted(…)": the name of a construct
 _NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
 
+#: a hyphen between letters joins a compound word ("Eighteen-year-olds")
+_HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
 #: Verdicts kept per :class:`HiddenData` (an episode's turns rarely need more than a few).
 _MEMO_SIZE: Final = 256
 
@@ -156,7 +159,8 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     quoted = candidate_quotes(text, shape)
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
-    worded = _NAMED_CALL.sub("CODE", text)  # "the int(...) conversion": a call named, not written
+    # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
+    worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
     for fragment in quoted:
         worded = worded.replace(fragment, "CODE")
     reasons += code_reasons(worded, own_names)

@@ -85,6 +85,12 @@ _INLINE_CODE: Final = tuple(
         # an exact patch of an operator: "from <= to <", "use < instead of <="
         r"\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using)\s+[`'\"]?"
         r"(?:<=|>=|==|!=|<|>|\+=?|-=?|\*|//|/|%)[`'\"]?\s+(?:to|with|by|into|instead|for)\b",
+        # ... and in context: "Change x <= 18 to x < 18", "uses <= where < is needed", "< rather than <="
+        r"\b(?:change|changing|replace|replacing|turn|turning|swap|swapping)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)"
+        r"[^.;\n]{0,20}?\s(?:to|with|into|by)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)",
+        r"(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:where|when)\s+\w*\s*(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:is|was)\s+(?:needed|meant|"
+        r"required|intended|right|correct)",
+        r"(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+\w*\s*(?:<=|>=|==|!=|<|>)",
         # a comparison whose operand is indexed, called or an attribute: "a[mid] <= x"
         r"(?:\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+|\b\w+\.\w+)\s*(?:<=|>=|<|>)\s*[-\w(\[]",
         r"[\w\])]\s*(?:<=|>=|<|>)\s*-?\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+",
@@ -165,6 +171,9 @@ _STRUCTURE: Final = re.compile(
     r"cache|buffer|accumulator)\s+(?:that|which|used\s+to)\s+\w+"
     # "the indexing right after sorting", "the slicing"
     r"|\b(?:the|this|that)\s+(?:[\w-]+\s+)?(?:indexing|slicing|slice|subscript|index\s+expression)\b"
+    # "the program's table of best sums": a part of the program, possessed
+    r"|\b(?:program|solution|code)['’]s\s+(?:[\w-]+\s+){0,2}?(?:table|list|array|dictionary|dict|map|set|stack|queue|"
+    r"counter|loop|function|variable|lookup|matrix|grid\s+of\s+\w+)\b"
     # "the part of the program that ...", "in how the code ..."
     # "the while condition", "the range given to the for", "the join line", "the split call", "the final print"
     r"|\bthe\s+(?:[\w-]+\s+){0,2}?(?:while|for|if|elif|else|return|print|join|split|sort|range|comparison|"
@@ -314,7 +323,8 @@ _REPAIR_VERBS: Final = frozenset(
     "emit write flip drop clear fill push pop sum reduce round truncate cap bound unmark restore "
     "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
     "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
-    "dequeue relax bring put place rename undo redo wrap mod".split()
+    "dequeue relax bring put place rename undo redo wrap mod tighten loosen widen narrow shorten lengthen "
+    "flush tack attach dedupe deduplicate protect".split()
 )
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
@@ -336,7 +346,8 @@ _DIRECTION: Final = re.compile(
     r"compare|subtract|process|traverse|visit|mark|convert|cast|clamp|wrap|guard|handle|allocate|"
     r"record|go|run|begin|restart|break|continue|exit|set)\b|be\s+(?:a|an)\s+(?:dict|dictionary|map|"
     r"hash\s*map|set|list|array|counter|stack|queue|heap|deque|tuple|integer|int|float|string|loop)\b|"
-    r"be\s+[a-z]+(?:ed|en)\s+(?:before|after|first|using|with|into|instead)\b)|"
+    r"be\s+(?!(?:decided|processed|handled|considered|counted|resolved|settled|seen|known)\b)[a-z]+(?:ed|en)\s+"
+    r"(?:before|after|first|using|with|into|instead)\b)|"
     r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
     r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
@@ -356,6 +367,10 @@ _DIRECTION: Final = re.compile(
     r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
     # "must become start + d"
     r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b|"
+    r"\b(?:needs|requires|is\s+missing|lacks)\s+(?:an?\s+|the\s+)?`?(?:abs|sorted|sort|set|min|max|sum|len|round|"
+    r"int|str|reversed|range|break|return|continue|else|guard|modulo|mod)\b`?\s+(?:around|on|before|after|at|call|"
+    r"here|there|to|in)\b|`?\b(?:abs|sorted|set|min|max|sum|len|round|reversed|break|return|continue|else)`?\s+"
+    r"(?:is|are)\s+missing\b|"
     # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
     # is to dedupe ...", "how about sorting ..."
     r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
@@ -424,7 +439,8 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
         return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
     if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
-            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")):
+            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
+            words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
         return None
     return words[0]
 

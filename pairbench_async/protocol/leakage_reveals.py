@@ -184,6 +184,14 @@ _ONCE: Final = re.compile(
     r"(?:past|over|above|beyond|below|under|more|less|larger|bigger|smaller|greater|at\s+least|\d)", re.I)
 
 
+#: "some numbers are missing at the end": absent from the output, the symptom
+_ABSENT: Final = re.compile(r"\b(?:missing|absent|lost|dropped|skipped|omitted|left\s+out|gone)\b", re.I)
+#: "People who are exactly 18": an input picked out by a bound in a relative clause
+_WHO_BOUND: Final = re.compile(
+    r"\b[a-z][\w-]*s\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+(?:exactly|over|under|below|above|"
+    r"at\s+least|at\s+most|(?:less|more|greater|fewer|older|younger|larger|smaller)\s+than)\s+-?\d", re.I)
+
+
 def _in_output(hint: str, end: int) -> bool:
     """Whether the clause going on after ``end`` puts what was described in the output
     ("Lines such as 'bolt 0' appear in your output"): the symptom, not an input."""
@@ -197,6 +205,10 @@ def input_pattern_reasons(hint: str) -> list[str]:
     # "how your solution handles meetings that share an endpoint": inputs picked out by what they hold
     found = _HANDLED.search(hint)
     if found and not _OUTPUT_CUE.search(found.group("clause")):
+        return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                "(reserved for L2 and above)"]
+    found = _WHO_BOUND.search(hint)
+    if found:
         return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
                 "(reserved for L2 and above)"]
     # "the problem appears once n gets past about 45"
@@ -231,7 +243,8 @@ def input_pattern_reasons(hint: str) -> list[str]:
                     "(reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
-        if found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group()):
+        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group())
+                and not _ABSENT.search(found.group())):
             return [f"input_pattern: describes the failing input {_show(found.group())} "
                     "(reserved for L2 and above)"]
     return []
@@ -358,8 +371,10 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
-    # a classification: "you count them as overlapping", "regarded as valid"
-    re.compile(r"\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+    # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
+    # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
+    re.compile(r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
+               r"(?<!\bit\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
                r"(?:[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
                r"expected\b|before\b)[a-z]{3,}", re.I),
     # a multiplicity: "you add the middle element twice", "includes the centre two times"
