@@ -420,8 +420,8 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
     # ("Add (900, ...)": a literal after the verb is its object, not a number naming a noun)
     literal = re.match(r"\s*[A-Za-z]+\s+[(\[{\"']", _BULLET.sub("", clause))
-    numbered = words[1][0].isdigit() and not literal and (len(words) == 2 or words[2].lower() in _FINITE
-                                                            or words[2].lower() in ("of", "and", "or", "to"))
+    numbered = len(words) > 1 and words[1][0].isdigit() and not literal and (
+        len(words) == 2 or words[2].lower() in _FINITE or words[2].lower() in ("of", "and", "or", "to"))
     if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
         return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
