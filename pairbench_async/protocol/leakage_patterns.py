@@ -85,6 +85,9 @@ _INLINE_CODE: Final = tuple(
         # an exact patch of an operator: "from <= to <", "use < instead of <="
         r"\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using)\s+[`'\"]?"
         r"(?:<=|>=|==|!=|<|>|\+=?|-=?|\*|//|/|%)[`'\"]?\s+(?:to|with|by|into|instead|for)\b",
+        # a literal swapped: "Replace 7 with n in the division", 'change "aeiouy" to "aeiou"'
+        r"(?i:\b(?:replace|replacing|change|changing|swap|swapping|turn|turning)\s+)(?:-?\d+(?:\.\d+)?|\"[^\"\n]*\"|"
+        r"'[^'\n]*')\s+(?i:with|to|into|by|for)\s+(?:[A-Za-z_]\w*|-?\d+(?:\.\d+)?|\"[^\"\n]*\"|'[^'\n]*')(?![\w-])",
         # ... and in context: "Change x <= 18 to x < 18", "uses <= where < is needed", "< rather than <="
         r"\b(?:change|changing|replace|replacing|turn|turning|swap|swapping)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)"
         r"[^.;\n]{0,20}?\s(?:to|with|into|by)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)",
@@ -254,7 +257,8 @@ _POINTED: Final = (
     r"\bfocus\s+on\b)"
 )
 _PLACED: Final = re.compile(
-    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?\s+{_POSITION}"
+    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
+    rf"(?:\s+(?:built|used|created|computed|passed|given|stored|kept|defined|declared|made|called))?\s+{_POSITION}"
     rf"|\b(?:{_POSITION.replace('(?:(?:right', '(?:(?:right', 1)})\s+the\s+(?:[\w-]+\s+){{0,2}}?(?:loop|branch|function|"
     rf"check|comparison|condition|assignment|initiali[sz]ation|call|update|return|print)\b",
     re.IGNORECASE,
@@ -412,6 +416,10 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _REPAIR_VERBS:
+        return None
+    # "Keep in mind that ...", "Remember that ...", "Bear in mind": a remark, not a repair
+    if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
+                " ".join(words).lower()):
         return None
     if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
         return words[0]

@@ -292,6 +292,16 @@ _STATE_PATTERNS: Final = (
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|search|loop|algorithm))\s+(?:has|had)\s+(?:already\s+|previously\s+)?"
                r"(?:seen|visited|met|processed|counted|encountered|handled|used|reached)\b|"
                r"\b(?:seen|visited|met|encountered|processed|reached)\s+(?:before|earlier|previously)\b", re.I),
+    # information held and not used: "nothing remembers which word came first", "forgets about it",
+    # "the count read on the first line is never used later", "is ignored", "are ever looked at"
+    re.compile(r"\b(?:nothing|no\s+(?:variable|part\s+of\s+the\s+(?:program|code)))\s+(?:in\s+the\s+(?:program|code)\s+)?"
+               r"(?:remembers|records|keeps|tracks|stores|knows|holds)\b|"
+               r"\bforg(?:et|ets|ot|otten|etting)\s+about\b|"
+               r"\b(?:is|are|was|were)\s+never\s+(?:used|read|consulted|looked\s+at|taken\s+into\s+account)\s+"
+               r"(?:again|later|afterwards|after\s+that|anywhere)\b|"
+               r"\b(?:is|are|was|were|gets|get)\s+(?:simply\s+|just\s+|then\s+)?ignored\b|"
+               r"\b(?:is|are)\s+(?:ever|only\s+ever)\s+(?:looked\s+at|examined|compared|considered|inspected)\b|"
+               r"\bthe\s+(?:program|solution|code)\s+(?:tallies|tracks|records|accumulates|collects)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -390,7 +400,8 @@ _CONCEPT_PATTERNS: Final = (
                r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
                r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
-    re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
+    re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
+               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
 )
