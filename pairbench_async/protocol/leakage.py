@@ -8,7 +8,10 @@ one more attempt (:func:`review`, :func:`retry_messages`: the async loop around 
 model is :mod:`.review`'s) and the choice made when the budget runs out. The rules themselves
 are in :mod:`.leakage_reveals` (``input_pattern`` below L2, ``state`` below L3,
 ``concept`` below L5), :mod:`.leakage_patterns` (``code`` at every level, ``location``
-below L4, ``direction`` below L6) and :mod:`.leakage_quotes` (``quote``); their
+below L4, ``direction`` below L6), :mod:`.leakage_structure` (``code`` read structurally: the
+candidate's and the reference's names in code shapes, n-grams of reference lines the candidate
+lacks; an expression of the candidate quoted as a place is a ``location``) and
+:mod:`.leakage_quotes` (``quote``); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.

@@ -28,6 +28,18 @@ characters of the hint itself, so it tells the feedback model nothing it did not
   removed", nor "should be 5"), and phrases like "make sure", "replace", "change ...
   to", "use ... instead", "instead of using", "the fix is".
 
+Issue 24 widened ``location`` and ``direction`` to their classes: a named construct placed by a
+position word ("the length check before appending", "the moves table near the top", "the set
+built inside the join"), a construct pointed at in its sentence ("is the place to look"), the
+program's act pointed at ("where the program decides"), the program's possessed table or list;
+a wider class of repair verbs whose object may be a program identifier or a literal, a gerund
+asked for ("need reducing"), suggestions as questions and hedges ("have you considered
+adding", "you might keep"), the candidate's code told what to do ("your search should push"),
+a missing builtin named ("needs abs around"); not a noun before its example ("Change amounts
+such as ..."), a predicate ("..., go wrong"), a remark ("Keep in mind that"). ``code`` also takes
+an exact patch in context ("Change x <= 18 to x < 18", "Replace 7 with n"); the structural code
+rules are :mod:`.leakage_structure`'s.
+
 Pure: no I/O.
 """
 

@@ -29,6 +29,20 @@ scenario". So (:mod:`.boundaries`):
   ("invariant", "symmetric", "does not commute", "modular inverse", "strictly
   smaller", "not valid after", "the problem requires").
 
+Issue 24 widened each to its class (the reviewer's misses were members): ``input_pattern``
+also as a restrictive clause picking out tests or inputs ("on the tests in which no value is
+positive", "for boards where ...", "handles meetings that share ...", "people who are exactly
+18"), a condition whose subject is the input's ("whenever a digit of the number is 4", "once n
+gets past 45"), an input noun against a bound ("inputs below -17.8"), unless the clause is
+about the program, its output or the expected output; ``state`` also as the program's own
+record ("the program's record of ..."), staleness ("lags behind"), what it has seen or
+already changed, information held and unused ("nothing remembers", "never used later", a
+passive "is ignored"), a cause through the program's parts ("because the conversion ...");
+``concept`` also as a classification, a multiplicity ("adds ... twice"), an order of events, a
+definition ("zero means ..."), a constraint ("can only start once ..."), but not the program's
+own doing ("the table treats X as Y") nor a norm followed by a repair participle ("should be
+compared", a direction).
+
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
