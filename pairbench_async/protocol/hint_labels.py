@@ -1,8 +1,9 @@
 """The labelled hint set of the leakage validator, and precision and recall on it.
 
 A labelled set (``tests/data/labelled_hints.jsonl``) is JSON Lines of two kinds:
-``{"kind": "task", "id", "bug", "problem", "program"}`` (a buggy program and its
-statement, what a hint is about) and ``{"kind": "hint", "id", "task", "level", "text",
+``{"kind": "task", "id", "bug", "problem", "program", "reference"}`` (a buggy program and its
+statement, what a hint is about; the optional correct ``reference`` is given to the validator
+as hidden data, as a run gives it) and ``{"kind": "hint", "id", "task", "level", "text",
 "broken", "source"}``: a hint written for ``level`` and every Table II boundary it
 breaks (:mod:`.boundaries`; empty: the hint may be given at its level). A label may
 only name a boundary the level reserves.
@@ -16,6 +17,7 @@ recall TP/(TP+FN), None when the denominator is 0. Pure: decoding and arithmetic
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
@@ -46,6 +48,8 @@ class LabelledTask(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", 
     problem: str
     program: str
     bug: str = ""
+    #: the correct program (hidden data of the validator: the candidate never sees it)
+    reference: str = ""
 
 
 class LabelledHint(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="hint",
@@ -105,10 +109,17 @@ def parse_labelled_set(lines: Iterable[bytes | str], where: str = "labelled set"
 
 def rule_prediction(hint: LabelledHint, task: LabelledTask) -> frozenset[str]:
     """The Table II boundaries the rules reject ``hint`` for (``other`` for any other rule)."""
-    reasons = validate_hint(hint.text, hint.level, Evidence(problem=task.problem), task.program, HiddenData())
+    reasons = validate_hint(hint.text, hint.level, Evidence(problem=task.problem), task.program,
+                            _hidden(task.reference))
     names = {reason.split(":", 1)[0] for reason in reasons}
     return frozenset({n for n in names if n in BOUNDARY_NAMES}
                      | ({"other"} if names - set(BOUNDARY_NAMES) else set()))
+
+
+@functools.lru_cache(maxsize=256)
+def _hidden(reference: str) -> HiddenData:
+    """A task's hidden data, one per reference (its quote index is built once)."""
+    return HiddenData(reference=reference)
 
 
 def judge_prediction(verdict: JudgeVerdict | None) -> frozenset[str]:

@@ -8,7 +8,10 @@ one more attempt (:func:`review`, :func:`retry_messages`: the async loop around 
 model is :mod:`.review`'s) and the choice made when the budget runs out. The rules themselves
 are in :mod:`.leakage_reveals` (``input_pattern`` below L2, ``state`` below L3,
 ``concept`` below L5), :mod:`.leakage_patterns` (``code`` at every level, ``location``
-below L4, ``direction`` below L6) and :mod:`.leakage_quotes` (``quote``); their
+below L4, ``direction`` below L6), :mod:`.leakage_structure` (``code`` read structurally: the
+candidate's and the reference's names in code shapes, n-grams of reference lines the candidate
+lacks; an expression of the candidate quoted as a place is a ``location``) and
+:mod:`.leakage_quotes` (``quote``); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -40,6 +43,7 @@ from .hints import fallback_hint, hint_level
 from .leakage_patterns import code_reasons, direction_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import concept_reasons, input_pattern_reasons, state_reasons
+from .leakage_structure import candidate_quotes, program_shape, structural_code_reasons
 
 __all__ = [
     "HiddenData",
@@ -137,6 +141,12 @@ def validate_hint(
     return list(known)
 
 
+#: a call whose arguments are elided, "int(...)", "sorted(…)": the name of a construct
+_NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
+
+#: a hyphen between letters joins a compound word ("Eighteen-year-olds")
+_HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
 #: Verdicts kept per :class:`HiddenData` (an episode's turns rarely need more than a few).
 _MEMO_SIZE: Final = 256
 
@@ -148,7 +158,18 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     reasons: list[str] = []
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
-    reasons += code_reasons(text, own_names)
+    shape = program_shape(candidate_code, hidden.reference)
+    quoted = candidate_quotes(text, shape)
+    # the candidate's own code, quoted, points at a place (a location) and gives no code: the
+    # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
+    # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
+    worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
+    for fragment in quoted:
+        worded = worded.replace(fragment, "CODE")
+    reasons += code_reasons(worded, own_names)
+    reasons += structural_code_reasons(text, problem, shape)
+    if level < 4 and quoted:
+        reasons.append(f"location: quotes the candidate's code {quoted[0][:40]!r} (reserved for L4 and above)")
     if level < 2:
         reasons += input_pattern_reasons(text)
     if level < 3:
@@ -158,7 +179,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 5:
         reasons += concept_reasons(text)
     if level < 6:
-        reasons += direction_reasons(text)
+        reasons += direction_reasons(text, shape.names)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -28,6 +28,18 @@ characters of the hint itself, so it tells the feedback model nothing it did not
   removed", nor "should be 5"), and phrases like "make sure", "replace", "change ...
   to", "use ... instead", "instead of using", "the fix is".
 
+Issue 24 widened ``location`` and ``direction`` to their classes: a named construct placed by a
+position word ("the length check before appending", "the moves table near the top", "the set
+built inside the join"), a construct pointed at in its sentence ("is the place to look"), the
+program's act pointed at ("where the program decides"), the program's possessed table or list;
+a wider class of repair verbs whose object may be a program identifier or a literal, a gerund
+asked for ("need reducing"), suggestions as questions and hedges ("have you considered
+adding", "you might keep"), the candidate's code told what to do ("your search should push"),
+a missing builtin named ("needs abs around"); not a noun before its example ("Change amounts
+such as ..."), a predicate ("..., go wrong"), a remark ("Keep in mind that"). ``code`` also takes
+an exact patch in context ("Change x <= 18 to x < 18", "Replace 7 with n"); the structural code
+rules are :mod:`.leakage_structure`'s.
+
 Pure: no I/O.
 """
 
@@ -64,7 +76,7 @@ _INLINE_CODE: Final = tuple(
     for p in (
         r"\bfor\s+\w+(?:\s*,\s*\w+)*\s+in\s+(?:range|enumerate|zip|sorted|reversed)\s*\(",
         r"\bdef\s+\w+\s*\(",
-        r"\blambda\b[^:\n]{0,40}:",
+        r"\blambda(?:\s+[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)?\s*:",
         r"\b\w+(?:\[[^\]\n]*\])?\s*(?:\+|-|\*|/|//|%|\||&|\^|<<|>>)=\s*\S",
         r"\b[A-Za-z_]\w*(?:\[[^\]\n]*\])?\s*=(?!=)\s*[^\n.;,]*?\b[A-Za-z_]\w*\s*[(\[]",
         r"\breturn\s+[A-Za-z_][\w.]*\s*[(\[+\-*/%]",
@@ -85,6 +97,15 @@ _INLINE_CODE: Final = tuple(
         # an exact patch of an operator: "from <= to <", "use < instead of <="
         r"\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using)\s+[`'\"]?"
         r"(?:<=|>=|==|!=|<|>|\+=?|-=?|\*|//|/|%)[`'\"]?\s+(?:to|with|by|into|instead|for)\b",
+        # a literal swapped: "Replace 7 with n in the division", 'change "aeiouy" to "aeiou"'
+        r"(?i:\b(?:replace|replacing|change|changing|swap|swapping|turn|turning)\s+)(?:-?\d+(?:\.\d+)?|\"[^\"\n]*\"|"
+        r"'[^'\n]*')\s+(?i:with|to|into|by|for)\s+(?:[A-Za-z_]\w*|-?\d+(?:\.\d+)?|\"[^\"\n]*\"|'[^'\n]*')(?![\w-])",
+        # ... and in context: "Change x <= 18 to x < 18", "uses <= where < is needed", "< rather than <="
+        r"\b(?:change|changing|replace|replacing|turn|turning|swap|swapping)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)"
+        r"[^.;\n]{0,20}?\s(?:to|with|into|by)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)",
+        r"(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:where|when)\s+\w*\s*(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:is|was)\s+(?:needed|meant|"
+        r"required|intended|right|correct)",
+        r"(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+\w*\s*(?:<=|>=|==|!=|<|>)",
         # a comparison whose operand is indexed, called or an attribute: "a[mid] <= x"
         r"(?:\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+|\b\w+\.\w+)\s*(?:<=|>=|<|>)\s*[-\w(\[]",
         r"[\w\])]\s*(?:<=|>=|<|>)\s*-?\w+(?:\[[^\]\n]*\]|\([^()\n]*\))+",
@@ -165,6 +186,9 @@ _STRUCTURE: Final = re.compile(
     r"cache|buffer|accumulator)\s+(?:that|which|used\s+to)\s+\w+"
     # "the indexing right after sorting", "the slicing"
     r"|\b(?:the|this|that)\s+(?:[\w-]+\s+)?(?:indexing|slicing|slice|subscript|index\s+expression)\b"
+    # "the program's table of best sums": a part of the program, possessed
+    r"|\b(?:program|solution|code)['’]s\s+(?:[\w-]+\s+){0,2}?(?:table|list|array|dictionary|dict|map|set|stack|queue|"
+    r"counter|loop|function|variable|lookup|matrix|grid\s+of\s+\w+)\b"
     # "the part of the program that ...", "in how the code ..."
     # "the while condition", "the range given to the for", "the join line", "the split call", "the final print"
     r"|\bthe\s+(?:[\w-]+\s+){0,2}?(?:while|for|if|elif|else|return|print|join|split|sort|range|comparison|"
@@ -219,6 +243,64 @@ def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
     }
 
 
+#: a part of a program named by what it is (the construct of a structural reference)
+_CONSTRUCT: Final = (
+    r"(?:check|test|condition|comparison|update|increment|decrement|initiali[sz]ation|assignment|computation|"
+    r"calculation|formula|expression|call|guard|branch|loop|statement|header|clause|sort|search|traversal|"
+    r"recursion|lookup|append|fill|built-?in)"
+)
+#: a data structure of the program: one of the input's words too ("the list"), so only placed or owned
+_STRUCTURE_NOUN: Final = r"(?:table|list|array|dictionary|dict|map|set|stack|queue|counter|accumulator|offsets|buffer)"
+#: where in the program: a position word after the construct
+_POSITION: Final = (
+    r"(?:(?:right\s+|just\s+|directly\s+|immediately\s+)?(?:before|after|inside|within|near|around)\b|"
+    r"at\s+the\s+(?:top|bottom|start|end|beginning|head)\b|in\s+the\s+(?:loop|body|branch|function|program|code|"
+    r"header|middle\s+of\s+the\s+(?:loop|program|code))\b|of\s+the\s+(?:loop|program|code|function|branch)\b|"
+    r"on\s+line\b|(?:that|which)\s+(?:the\s+(?:program|solution|code)\s+)?(?:decides|checks|tests|compares|computes|"
+    r"updates|builds|adds|returns|appends|sets|resets|handles|multiplies|prints|uses|keeps|fills|walks|runs)\b|"
+    r"(?:the\s+)?(?:program|solution|code)\s+(?:uses|keeps|builds|holds|relies\s+on|applies|fills|walks|runs)\b)"
+)
+#: a sentence pointing at a part: "is where the mistake sits", "is the place to look", "is the suspect"
+_POINTED: Final = (
+    r"(?:\b(?:is|are)\s+(?:(?:probably|likely|most\s+likely|clearly)\s+)?(?:where|the\s+(?:part|place|spot|line|one|bit|"
+    r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+|wrong\s+(?:tool|choice|call|one))|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
+    r"to\s+blame|responsible))\b|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+to\s+(?:look|examine|"
+    r"check|inspect|focus|start|watch)\b|\b(?:sits|lies|hides)\b|\bgoes\s+wrong\b|\blook\s+(?:at|into)\b|"
+    r"\bfocus\s+on\b)"
+)
+_PLACED: Final = re.compile(
+    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
+    rf"(?:\s+(?:built|used|created|computed|passed|given|stored|kept|defined|declared|made|called))?\s+{_POSITION}"
+    rf"|\b(?:{_POSITION.replace('(?:(?:right', '(?:(?:right', 1)})\s+the\s+(?:[\w-]+\s+){{0,2}}?(?:loop|branch|function|"
+    rf"check|comparison|condition|assignment|initiali[sz]ation|call|update|return|print)\b",
+    re.IGNORECASE,
+)
+_CONSTRUCT_RE: Final = re.compile(rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?{_CONSTRUCT}\b(?!-)", re.IGNORECASE)
+_POINTED_RE: Final = re.compile(_POINTED, re.IGNORECASE)
+#: "the part to look at is where the program decides ...": the program's act, pointed at
+_WHERE_PROGRAM: Final = re.compile(
+    r"\bwhere\s+(?:the\s+|your\s+)?(?:program|code|solution|algorithm|loop)\s+(?:decides|checks|tests|compares|"
+    r"computes|updates|builds|adds|appends|handles|sets|resets|chooses|picks|sorts|loops|iterates|stores|keeps|"
+    r"reads|splits|joins|multiplies|divides|initiali[sz]es)\b"
+    r"|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+(?:to\s+(?:look\s+at|examine|inspect|check|focus\s+on)|"
+    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b",
+    re.IGNORECASE,
+)
+
+
+def _structural_location(hint: str) -> str | None:
+    """A structural reference to a part of the program: a construct with a position word, a
+    construct pointed at in its sentence, or the program's act pointed at."""
+    found = _PLACED.search(hint) or _WHERE_PROGRAM.search(hint)
+    if found:
+        return found.group()
+    for sentence in _SENTENCES.split(hint):
+        construct = _CONSTRUCT_RE.search(sentence)
+        if construct and _POINTED_RE.search(sentence):
+            return construct.group()
+    return None
+
+
 def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
@@ -236,6 +318,10 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     found = _STRUCTURE.search(hint)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
+    else:
+        placed = _structural_location(hint)
+        if placed:
+            reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 
 
@@ -249,8 +335,12 @@ _REPAIR_VERBS: Final = frozenset(
     "subtract multiply divide treat count check print output format read process traverse "
     "visit mark merge normalise normalize lowercase uppercase compare include exclude extend "
     "reverse stop begin restart record remember take pick choose build create allocate split "
-    "strip filter invert shift pass catch assign go run test verify validate exit continue "
-    "emit write flip drop clear fill push pop sum".split()
+    "strip filter invert shift pass catch assign run test verify validate exit continue "
+    "emit write flip drop clear fill push pop sum reduce round truncate cap bound unmark restore "
+    "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
+    "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
+    "dequeue relax bring put place rename undo redo wrap mod tighten loosen widen narrow shorten lengthen "
+    "flush tack attach dedupe deduplicate protect".split()
 )
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
@@ -260,7 +350,8 @@ _CHANGED: Final = (
     r"(?:initiali[sz]ed|increased|incremented|decremented|decreased|reset|changed|replaced|moved|added|"
     r"removed|swapped|stored|updated|used|called|set|appended|inserted|deleted|rewritten|revised|"
     r"converted|cast|clamped|wrapped|skipped|declared|defined|done\s+(?:with|by|using)|"
-    r"computed\s+(?:with|by|using)|implemented|handled\s+(?:with|by|using)|moved|placed|started)"
+    r"computed\s+(?:with|by|using|from\s+(?:the\s+)?(?:right|left|end)|right\s+to\s+left|backwards|in\s+reverse)|"
+    r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
 _DIRECTION: Final = re.compile(
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
@@ -271,7 +362,8 @@ _DIRECTION: Final = re.compile(
     r"compare|subtract|process|traverse|visit|mark|convert|cast|clamp|wrap|guard|handle|allocate|"
     r"record|go|run|begin|restart|break|continue|exit|set)\b|be\s+(?:a|an)\s+(?:dict|dictionary|map|"
     r"hash\s*map|set|list|array|counter|stack|queue|heap|deque|tuple|integer|int|float|string|loop)\b|"
-    r"be\s+[a-z]+(?:ed|en)\s+(?:before|after|first|using|with|into|instead)\b)|"
+    r"be\s+(?!(?:decided|processed|handled|considered|counted|resolved|settled|seen|known)\b)[a-z]+(?:ed|en)\s+"
+    r"(?:before|after|first|using|with|into|instead)\b)|"
     r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
     r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
@@ -285,7 +377,31 @@ _DIRECTION: Final = re.compile(
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d)\w+|\byou\s+need\b|"
     r"\bmakes?\s+the\s+\w+\s+(?:correct|right)\b|\bgives?\s+the\s+(?:right|correct)\s+(?:value|answer|result|output)\b|"
-    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b",
+    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b|"
+    # a change asked for with a gerund: "the hours just need reducing modulo 24", "wants resetting"
+    r"\b(?:needs?|wants?|requires?)\s+(?:\w+\s+)?(?!(?:some|no|any|every)thing\b|being\b|having\b|knowing\b)"
+    r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
+    # "must become start + d"
+    r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b|"
+    r"\b(?:needs|requires|is\s+missing|lacks)\s+(?:an?\s+|the\s+)?`?(?:abs|sorted|sort|set|min|max|sum|len|round|"
+    r"int|str|reversed|range|break|return|continue|else|guard|modulo|mod)\b`?\s+(?:around|on|before|after|at|call|"
+    r"here|there|to|in)\b|`?\b(?:abs|sorted|set|min|max|sum|len|round|reversed|break|return|continue|else)`?\s+"
+    r"(?:is|are)\s+missing\b|"
+    # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
+    # is to dedupe ...", "how about sorting ..."
+    r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
+    r"expect\b|think\b|have\b)[a-z]+\b|"
+    r"\b(?:have|did)\s+you\s+(?:considered|tried|thought\s+(?:about|of))\s+[a-z]+ing\b|"
+    r"\b(?:how|what)\s+about\s+[a-z]+ing\b|\bwhy\s+not\s+[a-z]+\b|"
+    r"\bwhat\s+(?:you|the\s+(?:program|code|solution))\s+(?:want|need|should\s+do)\w*\s+(?:here\s+)?is\s+to\b|"
+    r"\b(?:must|should|needs?\s+to|has\s+to)\s+not\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|"
+    r"append|print|add|subtract|reset)\b|"
+    # "your stack-based search should push neighbours ...": the candidate's own code told what to do
+    r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
+    r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
+    r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
+    r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
+    r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -299,32 +415,57 @@ _FINITE: Final = frozenset("is are was were has have had seems seem looks appear
                            "contain contains".split())
 
 
-def _imperative(clause: str) -> str | None:
-    """The repair verb a clause opens with, as an instruction to the programmer."""
+#: words that open a verb's object (the verb is an instruction then)
+_OBJECT_LEAD: Final = frozenset("the a an each every all both its their this that these those it them".split())
+#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out")
+_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out".split())
+
+
+def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
+    program's identifiers, which after the verb are its object: "reset fails so ...")."""
     words = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _REPAIR_VERBS:
         return None
+    # "Keep in mind that ...", "Remember that ...", "Bear in mind": a remark, not a repair
+    if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
+                " ".join(words).lower()):
+        return None
+    if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
+        return words[0]
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
         return None
     # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
-    if len(words) > 1 and (words[1][0].isdigit() or any(w.lower() in _FINITE for w in words[1:3])):
+    # ("Add (900, ...)": a literal after the verb is its object, not a number naming a noun)
+    literal = re.match(r"\s*[A-Za-z]+\s+[(\[{\"']", _BULLET.sub("", clause))
+    numbered = len(words) > 1 and words[1][0].isdigit() and not literal and (
+        len(words) == 2 or words[2].lower() in _FINITE or words[2].lower() in ("of", "and", "or", "to"))
+    if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
         return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
+        return None
+    # "Change amounts such as 5 ...", "Lowercase input like ff fails": a noun phrase with its example
+    if len(words) > 2 and words[1].lower() not in _OBJECT_LEAD and words[2].lower() in ("such", "like", "containing",
+                                                                                       "whose", "where"):
+        return None
+    # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
+    if len(words) > 1 and words[1].lower() in _COMPLEMENT:
         return None
     # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
     if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):
         return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
     if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
-            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")):
+            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
+            words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
         return None
     return words[0]
 
 
-def direction_reasons(hint: str) -> list[str]:
+def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
         parts = _CLAUSES.split(sentence)
@@ -333,8 +474,8 @@ def direction_reasons(hint: str) -> list[str]:
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
             reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
             break
-        verb = _imperative(parts[0]) or next(
-            (v for part in parts[1:] if (v := _imperative(part)) and part[:1].islower()), None)
+        verb = _imperative(parts[0], names) or next(
+            (v for part in parts[1:] if (v := _imperative(part, names)) and part[:1].islower()), None)
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break

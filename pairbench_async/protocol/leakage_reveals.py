@@ -29,6 +29,20 @@ scenario". So (:mod:`.boundaries`):
   ("invariant", "symmetric", "does not commute", "modular inverse", "strictly
   smaller", "not valid after", "the problem requires").
 
+Issue 24 widened each to its class (the reviewer's misses were members): ``input_pattern``
+also as a restrictive clause picking out tests or inputs ("on the tests in which no value is
+positive", "for boards where ...", "handles meetings that share ...", "people who are exactly
+18"), a condition whose subject is the input's ("whenever a digit of the number is 4", "once n
+gets past 45"), an input noun against a bound ("inputs below -17.8"), unless the clause is
+about the program, its output or the expected output; ``state`` also as the program's own
+record ("the program's record of ..."), staleness ("lags behind"), what it has seen or
+already changed, information held and unused ("nothing remembers", "never used later", a
+passive "is ignored"), a cause through the program's parts ("because the conversion ...");
+``concept`` also as a classification, a multiplicity ("adds ... twice"), an order of events, a
+definition ("zero means ..."), a constraint ("can only start once ..."), but not the program's
+own doing ("the table treats X as Y") nor a norm followed by a repair participle ("should be
+compared", a direction).
+
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
@@ -92,7 +106,8 @@ _FEATURE_RE: Final = re.compile(rf"\b{_FEATURE}\b", re.I)
 _DET: Final = r"(?:(?:an?|the|some|such|these|those|any|all|every|each)\s+)?"
 _INPUT_PATTERNS: Final = (
     # "on empty input", "for large values of n", "with only negative numbers"
-    re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|only|all|strictly|many|two|several)\s+)?"
+    re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|really|quite|extremely|especially|particularly|"
+               rf"fairly|rather|unusually|only|all|strictly|many|two|several)\s+)?"
                rf"{_FEATURE_ADJ}[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\b", re.I),
     # "on lines that mix uppercase ...", "for inputs of size one", "graphs that contain cycles"
     re.compile(rf"\b(?:on|for|with|given)\s+{_DET}{_INPUT_NOUN}\s+(?:that|which|where|whose|with|containing|"
@@ -111,6 +126,9 @@ _INPUT_PATTERNS: Final = (
     re.compile(r"\b(?:the|an?|this|these|its|such)\s+inputs?\s+(?:contains?|has|have|includes?|holds?|"
                r"consists?|mix(?:es)?|with|is\s+(?:empty|blank|large|huge|small|long|short|sorted|a\s+single|"
                r"made|given|of))\b", re.I),
+    # "inputs below -17.8 degrees", "values over 10^9": inputs picked out by a bound
+    re.compile(rf"\b{_INPUT_NOUN}\s+(?:below|above|under|over|beyond|past|exceeding|(?:less|greater|more|fewer|larger|"
+               rf"smaller|bigger|higher|lower)\s+than|of\s+at\s+(?:least|most))\s+-?\d", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -141,7 +159,88 @@ def _clauses(hint: str) -> list[str]:
     return [c for c in _CLAUSE_END.split(hint) if c and c.strip()]
 
 
+#: a clause about the program, its output or the expected output: the symptom, never an input pattern
+_ABOUT_PROGRAM: Final = re.compile(
+    r"^\s*(?:(?:the|its|your|this|that|their)\s+)?(?:program|code|solution|algorithm|implementation|function|"
+    r"search|loop|traversal|recursion|scan|output|outputs|answer|answers|result|results|expected|printed|it|"
+    r"you|there|compared|run|executed|checked|tested)\b|\b(?:fail\w*|pass(?:es|ed)?|crash\w*|times?\s+out|timed\s+out|run\w*\s+out|errors?)\b",
+    re.I,
+)
+#: "on the tests in which no value is positive", "for boards where the target sits ...": a set of
+#: inputs picked out by a restrictive clause (a quantified condition over the test inputs)
+_RESTRICTED: Final = re.compile(
+    r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
+    r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
+    r"that\s+(?:have|has|contain|include|hold|end|start|begin)|having|containing)\s+(?P<clause>[^,.;:!?]{3,})",
+    re.I,
+)
+#: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
+_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{3,})",
+                               re.I)
+#: the subject of a condition clause that is a thing of the input: a determiner and a noun, then a verb
+_INPUT_SUBJECT: Final = re.compile(
+    r"^\s*(?:(?:a|an|the|some|any|no|every|each|all|both|two|several|at\s+least\s+\w+|more\s+than\s+\w+|"
+    r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
+    r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
+    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?)\b",
+    re.I,
+)
+
+
+_HANDLED: Final = re.compile(
+    r"\b(?:handles|handled|handle|treats|treated|processes|processed|deals\s+with|copes\s+with)\s+"
+    r"(?:(?:the|some|any|all|those|such)\s+)?(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?:that|which|where|whose|with|"
+    r"containing|having)\s+(?P<clause>[^,.;:!?]{3,})", re.I)
+#: "once" as a condition: its subject must be the input's (a problem variable or an input noun)
+_ONCE: Final = re.compile(
+    rf"\b(?:once|as\s+soon\s+as|after)\s+(?:the\s+)?(?:[a-z]|{_INPUT_NOUN}|number|amount|size|length|count\s+of\s+\w+)"
+    r"\s+(?:is|are|gets|grows|exceeds|reaches|goes|passes|becomes|rises|climbs|hits)\s+"
+    r"(?:past|over|above|beyond|below|under|more|less|larger|bigger|smaller|greater|at\s+least|\d)", re.I)
+
+
+#: "some numbers are missing at the end": absent from the output, the symptom
+_ABSENT: Final = re.compile(r"\b(?:missing|absent|lost|dropped|skipped|omitted|left\s+out|gone)\b", re.I)
+#: "People who are exactly 18": an input picked out by a bound in a relative clause
+_WHO_BOUND: Final = re.compile(
+    r"\b[a-z][\w-]*s\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+(?:exactly|over|under|below|above|"
+    r"at\s+least|at\s+most|(?:less|more|greater|fewer|older|younger|larger|smaller)\s+than)\s+-?\d", re.I)
+
+
+def _in_output(hint: str, end: int) -> bool:
+    """Whether the clause going on after ``end`` puts what was described in the output
+    ("Lines such as 'bolt 0' appear in your output"): the symptom, not an input."""
+    rest = hint[end:]
+    stop = re.search(r"[.;!?\n]", rest)
+    return bool(re.search(r"\b(?:in|into)\s+(?:the|your|its|their)\s+(?:\w+\s+)?output\b|\bare\s+(?:printed|"
+                          r"reported|listed|shown|output)\b", rest[: stop.start()] if stop else rest, re.I))
+
+
 def input_pattern_reasons(hint: str) -> list[str]:
+    # "how your solution handles meetings that share an endpoint": inputs picked out by what they hold
+    found = _HANDLED.search(hint)
+    if found and not _OUTPUT_CUE.search(found.group("clause")):
+        return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                "(reserved for L2 and above)"]
+    found = _WHO_BOUND.search(hint)
+    if found:
+        return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                "(reserved for L2 and above)"]
+    # "the problem appears once n gets past about 45"
+    found = _ONCE.search(hint)
+    if found:
+        return [f"input_pattern: a condition on the input {_show(found.group())} "
+                "(reserved for L2 and above)"]
+    for found in _RESTRICTED.finditer(hint):
+        clause = found.group("clause")
+        if not _ABOUT_PROGRAM.search(clause) and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause):
+            return [f"input_pattern: picks out the failing inputs {_show(found.group())} "
+                    "(reserved for L2 and above)"]
+    for found in _CONDITION.finditer(hint):
+        clause = found.group("clause")
+        if (_INPUT_SUBJECT.search(clause) and not _ABOUT_PROGRAM.search(clause)
+                and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause)):
+            return [f"input_pattern: a condition on the input {_show(found.group())} "
+                    "(reserved for L2 and above)"]
     for trigger in _TRIGGER.finditer(hint):
         rest = hint[trigger.end():]
         end = _CLAUSE_END.search(rest)
@@ -151,13 +250,15 @@ def input_pattern_reasons(hint: str) -> list[str]:
             return [f"input_pattern: names the failing input's kind {_show(trigger.group() + clause)} "
                     "(reserved for L2 and above)"]
     for pattern in _INPUT_PATTERNS:
-        found = next((m for m in pattern.finditer(hint) if not _OUTPUT_CUE.search(m.group())), None)
+        found = next((m for m in pattern.finditer(hint) if not _OUTPUT_CUE.search(m.group())
+                      and not _in_output(hint, m.end())), None)
         if found:
             return [f"input_pattern: names the failing input's kind {_show(found.group())} "
                     "(reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
-        if found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group()):
+        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group())
+                and not _ABSENT.search(found.group())):
             return [f"input_pattern: describes the failing input {_show(found.group())} "
                     "(reserved for L2 and above)"]
     return []
@@ -191,6 +292,36 @@ _STATE_PATTERNS: Final = (
                r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
                r"solution's|internal)\s+state\b", re.I),
     # "has no memory of the balance", "is not retained anywhere", "the balance the program works with"
+    # "the program's record of when the clerk is next free", "the search's picture of ..."
+    re.compile(r"\b(?:program|solution|code|algorithm|implementation|function|search|loop|traversal)['’]s\s+"
+               r"(?:[\w-]+\s+){0,2}?(?:record|records|tally|count|counts|counter|total|sum|note|notes|notion|idea|"
+               r"memory|estimate|knowledge|bookkeeping|picture|view|copy|value|values|track|state|marker|marks|"
+               r"flags?|pointer|position|index|guess|belief|understanding|list|set|map|table|running|current|best|"
+               r"last|latest)\b", re.I),
+    # held information gone stale: "falls behind", "lags behind", "out of date", "stays around"
+    re.compile(r"\b(?:falls?|fell|falling|lags?|lagged|lagging|stays?|stayed|left|remains?)\s+"
+               r"(?:behind|out\s+of\s+date|around|over\s+from)\b|\bout\s+of\s+date\b|"
+               r"\bnever\s+(?:refreshed|advanced|brought\s+up\s+to\s+date|moved\s+forward|caught\s+up)\b", re.I),
+    # what the program has seen: "a node it has visited before", "anything seen before"
+    re.compile(r"\b(?:it|the\s+(?:program|solution|code|search|loop|algorithm))\s+(?:has|had)\s+(?:already\s+|previously\s+)?"
+               r"(?:seen|visited|met|processed|counted|encountered|handled|used|reached)\b|"
+               r"\b(?:seen|visited|met|encountered|processed|reached)\s+(?:before|earlier|previously)\b", re.I),
+    # information held and not used: "nothing remembers which word came first", "forgets about it",
+    # "the count read on the first line is never used later", "is ignored", "are ever looked at"
+    re.compile(r"\b(?:nothing|no\s+(?:variable|part\s+of\s+the\s+(?:program|code)))\s+(?:in\s+the\s+(?:program|code)\s+)?"
+               r"(?:remembers|records|keeps|tracks|stores|knows|holds)\b|"
+               r"\bforg(?:et|ets|ot|otten|etting)\s+about\b|"
+               r"\b(?:is|are|was|were)\s+never\s+(?:used|read|consulted|looked\s+at|taken\s+into\s+account)\s+"
+               r"(?:again|later|afterwards|after\s+that|anywhere)\b|"
+               r"\b(?:is|are|was|were|gets|get)\s+(?:simply\s+|just\s+|then\s+)?ignored\b|"
+               r"\b(?:is|are)\s+(?:ever|only\s+ever)\s+(?:looked\s+at|examined|compared|considered|inspected)\b|"
+               r"\bthe\s+(?:program|solution|code)\s+(?:tallies|tracks|records|accumulates|collects)\b", re.I),
+    # what the program holds while it runs: "the run it is still counting"
+    re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
+               r"building|keeping|accumulating|collecting|storing)\b", re.I),
+    # a value used after it was changed: "a neighbour that was already updated", "the one it has just changed"
+    re.compile(r"\b(?:already|just)\s+(?:been\s+)?(?:updated|changed|overwritten|modified|replaced|consumed|"
+               r"advanced|incremented|decremented)\b", re.I),
     re.compile(r"\bno\s+(?:memory|record|recollection|trace|knowledge)\s+of\b|"
                r"\b(?:is|are|was|were|gets?|got)\s+(?:not|never)\s+(?:\w+\s+)?(?:retained|kept|stored|remembered|"
                r"recorded|tracked|preserved|saved|carried(?:\s+over|\s+forward)?|maintained)\b|"
@@ -204,7 +335,8 @@ _INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|rep
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
     r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
-    r"it)\b",
+    r"search|traversal|recursion|scan|conversion|calculation|computation|division|formula|update|rounding|"
+    r"truncation|parsing|lookup|comparison|check|counter|it)\b",
     re.I,
 )
 
@@ -240,7 +372,7 @@ _CONCEPT_PATTERNS: Final = (
                r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
                r"\bcounts?\s+as\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated|regarded|considered|seen)\s+as\b|"
-               r"\bstill\s+(?:overlap|count|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
+               r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
                r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
                r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
@@ -263,7 +395,27 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
-    re.compile(r"\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
+    # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
+    # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
+    re.compile(r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
+               r"(?<!\bit\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+               r"(?:[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
+               r"expected\b|before\b)[a-z]{3,}", re.I),
+    # a multiplicity: "you add the middle element twice", "includes the centre two times"
+    re.compile(r"\b(?:add|adds|added|adding|count|counts|counted|counting|include|includes|included|including|"
+               r"use|uses|used|using|visit|visits|visited|take|takes|took|taken|sum|sums|summed|subtract|subtracts|"
+               r"subtracted)\s+(?:[\w'-]+\s+){0,4}?(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often)\b",
+               re.I),
+    # an order of the problem's events: "events at the same time must have ends first"
+    re.compile(r"\b(?:must|should|has\s+to|have\s+to|needs?\s+to)\s+(?:have\s+\w+\s+(?:first|before|after|last)|"
+               r"precede|come\s+(?:first|before|after|last)|go\s+(?:first|before|after|last))\b", re.I),
+    # a definition: "a quantity of zero means the item is gone"
+    re.compile(r"\b(?:means|implies)\s+(?:that\s+)?(?:the|a|an|it|they|there)\s+(?!(?:output|answer|result|program|"
+               r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
+    re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
+               r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+    re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
+               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
 )
@@ -274,11 +426,29 @@ _OUTPUT_SUBJECT: Final = re.compile(r"\b(?:outputs?|answers?|results?|printed\s+
                                     r"values?\s+printed|count|number\s+printed)\b[^,.;:!?]{0,12}$", re.I)
 
 
+#: "should be compared with ...", "must be reduced modulo 24": a change to the program (a direction), not a rule
+_REPAIR_PARTICIPLE: Final = re.compile(
+    r"\s+(?:(?:also|now|instead|first|then|rather)\s+)?(?:initiali[sz]ed|reset|changed|replaced|swapped|"
+    r"compared|reduced|wrapped|rounded|truncated|capped|clamped|converted|cast|moved|updated|incremented|"
+    r"decremented|restarted|cleared|marked|unmarked|subtracted|multiplied|divided|shifted|extended|appended|"
+    r"inserted|removed|deleted|stored|rewritten|revised|recomputed|recalculated|adjusted|corrected|sorted|"
+    r"computed\s+(?:from|right|left|backwards|in\s+reverse)|iterated|traversed|"
+    r"called|(?:not|never)\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|append|print))\b",
+    re.I,
+)
+
+
+#: "... has to be found again every time": the cost of what the program does, not a rule
+_REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
+
+
 def concept_reasons(hint: str) -> list[str]:
     for pattern in _CONCEPT_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
-                              and re.search(r"\bbe\b", m.group()))), None)
+                              and re.search(r"\bbe\b", m.group()))
+                      and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
+                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]

@@ -1,0 +1,188 @@
+"""Structural code rules: code told with the program's own names, and patches of the reference.
+
+The wording rules (:mod:`.leakage_patterns`) read a hint's phrasing; these read its *structure*
+against the two programs the feedback model may know: the candidate's (which the candidate
+sees) and the reference (hidden). Seed 000, Table II: L6 gives a direction "without giving
+code, pseudocode, or exact patch", so code is reserved for no level.
+
+* **Code fragments** (``code``, every level): an identifier of the candidate or the reference
+  inside a code shape: an assignment (``on_path[u] = True``, ``hours = (total // 60) % 24``),
+  a subscript (``on_path[v]``), a call (``dfs(u)``), or an operator between operands at least
+  one of which is such a name of two or more characters, subscripted or called (``start + d``,
+  ``nx >= 0``, ``a[0] * a[1]``). An expression copied verbatim from the candidate's program is a
+  *quote of the candidate*, which gives no code the candidate lacks: it points at a place
+  (a location, below L4; see :func:`candidate_quotes`), unless the hint tells the candidate to
+  write it ("use", "write", "set ... to"). An assignment is a statement and code even when the
+  candidate has it ("Write visited[u] = True"). Text of the problem
+  statement is public and never counts.
+* **Reference n-grams** (``code``, every level): a run of :data:`NGRAM` code tokens (names,
+  numbers, strings, operators, brackets; at least two of them symbols and two not) that a
+  line of the reference holds and the candidate's program does not: an exact patch of the
+  reference, e.g. its literal tuples ``(1, -2), (2, -1)`` or ``(900, "CM")``, whatever the words
+  around it. Reads the reference as hidden data; the quote rule (:mod:`.leakage_quotes`)
+  still reports verbatim runs as quotes.
+
+Everything derived from the two programs alone is memoised per (candidate, reference) pair,
+so that a hint costs time in its own length. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final
+
+import msgspec
+
+from .leakage_patterns import code_identifiers
+
+__all__ = ["NGRAM", "ProgramShape", "candidate_quotes", "program_shape", "structural_code_reasons"]
+
+#: tokens in a reference n-gram that counts as a patch
+NGRAM: Final = 5
+
+_TOKEN: Final = re.compile(
+    r"\"[^\"\n]*\"|'[^'\n]*'|“[^”\n]*”|[A-Za-z_]\w*|\d+(?:\.\d+)?|//|\*\*|[<>=!]=|->|[-+*/%<>=()\[\]{},:]"
+)
+_SYMBOL: Final = frozenset("//,**,<=,>=,==,!=,->,-,+,*,/,%,<,>,=,(,),[,],{,},,,:".split(","))
+
+
+def _tokens(text: str) -> list[str]:
+    out = []
+    for tok in _TOKEN.findall(text):
+        if tok[0] in "\"'“":
+            tok = "'" + tok[1:-1] + "'"
+        out.append(tok)
+    return out
+
+
+def _is_symbol(tok: str) -> bool:
+    return tok in _SYMBOL or tok == ","
+
+
+def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace('"', "'")
+
+
+class ProgramShape(msgspec.Struct, frozen=True):
+    """What the structural rules derive from the two programs alone."""
+
+    #: identifiers of the candidate or the reference (not keywords or builtins)
+    names: frozenset[str]
+    #: the candidate's source without whitespace (double quotes as single)
+    candidate: str
+    #: code-token n-grams of reference lines that the candidate lacks
+    patches: frozenset[tuple[str, ...]]
+
+
+def program_shape(candidate: str, reference: str) -> ProgramShape:
+    """The structural rules' view of the two programs (memoised)."""
+    return _program_shape(candidate, reference)
+
+
+@functools.lru_cache(maxsize=1024)
+def _program_shape(candidate: str, reference: str) -> ProgramShape:
+    names = code_identifiers(candidate) | code_identifiers(reference)
+    candidate_lines = {" ".join(line.split()) for line in candidate.splitlines()}
+    candidate_grams = _grams(_tokens(candidate), NGRAM)
+    patches: set[tuple[str, ...]] = set()
+    for line in reference.splitlines():
+        if " ".join(line.split()) in candidate_lines:
+            continue
+        for gram in _grams(_tokens(line), NGRAM):
+            symbols = sum(1 for t in gram if _is_symbol(t))
+            if symbols >= 2 and NGRAM - symbols >= 2 and gram not in candidate_grams:
+                patches.add(gram)
+    return ProgramShape(names=frozenset(names), candidate=_squash(candidate), patches=frozenset(patches))
+
+
+#: an operand: a name or number, optionally subscripted or called (one level of nesting)
+_OPERAND: Final = r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?)(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\))*"
+_OPERATOR: Final = r"(?://|\*\*|<=|>=|==|!=|[+*/%<>]|-(?=\s))"
+#: one code fragment: assignment, or operator chain, or a subscript or call alone
+_FRAGMENT: Final = re.compile(
+    rf"(?<![\w.])(?P<lhs>{_OPERAND})\s*(?P<aug>//|\*\*|[-+*/%])?=(?!=)\s*\(?\s*(?P<rhs>-?{_OPERAND}"
+    rf"(?:\s*{_OPERATOR}\s*\(?\s*-?{_OPERAND}\)?)*)"
+    rf"|(?<![\w.])\(?(?P<left>{_OPERAND})\)?(?:\s*{_OPERATOR}\s*\(?\s*-?(?:{_OPERAND})\)?)+"
+    rf"|(?<![\w.])(?P<alone>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)"
+)
+_NAME: Final = re.compile(r"[A-Za-z_]\w*")
+#: the hint tells the candidate to write the fragment: "Write visited[u] = True", "set x to ..."
+_WRITE: Final = re.compile(
+    r"\b(?:write|writes|put|use|using|add|insert|append|assign|make\s+it|(?:change|set|update|reset|turn|"
+    r"initiali[sz]e)\s+(?:it|them|[\w\[\]]+)\s+to|replace\s+\S+\s+with|set|becomes?)\s*[`'\"]?\s*$",
+    re.I,
+)
+
+
+#: a construct named just before a quoted expression, or a verb of the program introducing it
+_PLACE_NOUN: Final = (r"(?:expression|condition|comparison|line|call|check|test|term|operand|loop|branch|statement|"
+                      r"part|computation|calculation|product|sum|update|guard|header|bound|argument)")
+_FRAMED_BEFORE: Final = re.compile(
+    rf"\b(?:{_PLACE_NOUN}s?|(?:which|that|it|comparing|computing|checking|using|calling|multiplying|adding)"
+    rf"(?:\s+(?:adds|computes|compares|checks|multiplies|returns|prints|uses|divides|calls|tests|takes))?)"
+    rf"[\s,:`'\"]*(?:\w+[\s,:`'\"]+){{0,2}}$",
+    re.I,
+)
+#: the fragment continues a statement ("for i in range(n)", "return sorted(a)"): code, not a name
+_STATEMENT_LEAD: Final = re.compile(r"\b(?:for\s+[\w, ]+\s+in|while|if|elif|return|yield|lambda[^:]*:|print\(|"
+                                    r"not\s+in)\s*[`'\"]?\s*$")
+_FRAMED_AFTER: Final = re.compile(rf"[\s`'\")]*(?:\w+\s+){{0,1}}{_PLACE_NOUN}s?\b", re.I)
+
+
+def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool]]:
+    """Code fragments of ``hint`` that use a program name, each with whether it is code
+    (True) or only a quote of the candidate (False)."""
+    out = []
+    for found in _FRAGMENT.finditer(hint):
+        text = found.group()
+        names = [n for n in _NAME.findall(text) if n in shape.names]
+        if not names:
+            continue
+        shaped = bool(re.search(r"[\[(]", text))
+        if found.group("lhs") is not None:
+            # "n = 1" describes an input; a longer name, a subscript or an expression is code
+            if not (len(found.group("lhs")) >= 2 or found.group("aug") or re.search(r"[A-Za-z_(\[]", found.group("rhs"))):
+                continue
+        elif found.group("left") is not None:
+            # an operator between operands, one of them a program name of 2+ characters or a
+            # subscripted or called name: "start + d", "nx >= 0"; not "n - 1", "k * 2"
+            if not (shaped or any(len(n) >= 2 for n in names)):
+                continue
+        # a statement is code even when the candidate has it ("dp[c] = ... must run for c from W
+        # down"): only an expression of the candidate, quoted as the name of a place ("the
+        # expression ...", "the condition comparing ...", "... expression in the branch"; a lone
+        # subscript or call is a name anyway), points at it
+        before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
+        quote = (found.group("lhs") is None and _squash(text) in shape.candidate
+                 and not _WRITE.search(before) and not _STATEMENT_LEAD.search(before)
+                 and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
+        out.append((found, not quote))
+    return out
+
+
+def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> list[str]:
+    """``code`` reasons: a program name in a code shape that is not a quote of the candidate,
+    or an n-gram of a reference line the candidate lacks."""
+    reasons: list[str] = []
+    public = _squash(problem)
+    for found, is_code in _fragments(hint, shape):
+        if is_code and _squash(found.group()) not in public:
+            reasons.append(f"code: program names in a code shape {found.group()[:40]!r}")
+            break
+    if shape.patches:
+        tokens = _tokens(hint)
+        for i in range(len(tokens) - NGRAM + 1):
+            if tuple(tokens[i : i + NGRAM]) in shape.patches:
+                reasons.append("code: repeats code of the reference that the candidate's program lacks")
+                break
+    return reasons
+
+
+def candidate_quotes(hint: str, shape: ProgramShape) -> list[str]:
+    """Fragments of the candidate's code quoted in ``hint`` (a location, below L4)."""
+    return [found.group() for found, is_code in _fragments(hint, shape) if not is_code]
