@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
@@ -206,9 +206,23 @@ def decode_result(job: Job, test: Test, payload: bytes) -> TestResult:
         return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
 
 
-def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
+class _Frame(NamedTuple):
+    """A RESULT frame's head and texts."""
+
+    status: int
+    flags: int
+    cpu_us: int
+    wall_us: int
+    memory_kb: int
+    raw_out: bytes
+    stderr: str
+    chan: bytes
+    fault: str
+
+
+def _frame(payload: bytes) -> _Frame | None:
     if len(payload) < RESULT.size:
-        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
+        return None
     (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, n_out, n_err,
      n_chan, n_fault) = RESULT.unpack_from(payload)
     pos = RESULT.size
@@ -219,53 +233,72 @@ def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
     chan = payload[pos:pos + n_chan]
     pos += n_chan
     fault = payload[pos:pos + n_fault].decode("utf-8", "replace")
+    return _Frame(status, flags, cpu_us, wall_us, _memory_kb(maxrss_kb - base_kb, cg_peak_kb, held_kb),
+                  raw_out, stderr, chan, fault)
 
+
+class _Verdicts:
+    """The results one frame can give: its measurements, output and traced lines in each."""
+
+    def __init__(self, test: Test, frame: _Frame, stdout: str, lines: list[int] | None) -> None:
+        self.common = {"id": test.id, "cpu_ms": frame.cpu_us / 1000, "wall_ms": frame.wall_us / 1000,
+                       "memory_kb": frame.memory_kb, "stderr": frame.stderr, "stdout": stdout}
+        self.lines = lines
+
+    def __call__(self, verdict: Verdict, **kw: Any) -> TestResult:
+        return TestResult(verdict=verdict, lines=self.lines, **self.common, **kw)
+
+
+def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
+    frame = _frame(payload)
+    if frame is None:
+        return TestResult(id=test.id, verdict=Verdict.RE, error=_CORRUPT)
+    if not frame.flags & FLAG_CONFINED:
+        return TestResult(id=test.id, verdict=Verdict.SF, error=f"sandbox: {frame.fault}", cpu_ms=frame.cpu_us / 1000,
+                          wall_ms=frame.wall_us / 1000, memory_kb=frame.memory_kb, stderr=frame.stderr)
     limits = job.limits
-    common = {
-        "id": test.id,
-        "cpu_ms": cpu_us / 1000,
-        "wall_ms": wall_us / 1000,
-        "memory_kb": _memory_kb(maxrss_kb - base_kb, cg_peak_kb, held_kb),
-        "stderr": stderr,
-    }
-    if not flags & FLAG_CONFINED:
-        return TestResult(verdict=Verdict.SF, error=f"sandbox: {fault}", **common)
     if job.program.kind == "call":  # never compared: decode only what is kept
-        kept = raw_out[: min(limits.output_limit, 4 * _KEEP_OUTPUT)]  # <= 4 bytes a char
-        stdout = kept.decode("utf-8", "replace")[:_KEEP_OUTPUT]
-        common["stdout"] = stdout
+        kept = frame.raw_out[: min(limits.output_limit, 4 * _KEEP_OUTPUT)]  # <= 4 bytes a char
+        stdout = shown = kept.decode("utf-8", "replace")[:_KEEP_OUTPUT]
     else:
-        stdout = raw_out[: limits.output_limit].decode("utf-8", "replace")
-        common["stdout"] = _kept_output(stdout, test)
-    report = _NO_REPORT
-    corrupt = False
-    traced: list[int] | None = None
-    if chan:
+        stdout = frame.raw_out[: limits.output_limit].decode("utf-8", "replace")
+        shown = _kept_output(stdout, test)
+    report, corrupt, traced = _NO_REPORT, False, None
+    if frame.chan:
         try:
-            report = _REPORT.decode(chan)
+            report = _REPORT.decode(frame.chan)
             traced = _traced_lines(job, report.lines)
         except Exception:  # not JSON, nested too deep, not an object, a field off-shape
             report, corrupt = _NO_REPORT, True
+    result = _Verdicts(test, frame, shown, traced if job.trace else None)
+    failed = _failure(job, test, frame, report, corrupt, result)
+    if failed is not None:
+        return failed
+    if job.program.kind == "call":
+        return _call_verdict(job, test, report, frame.chan, result)
+    return _stdio_verdict(job, test, stdout, result)
+
+
+def _failure(job: Job, test: Test, frame: _Frame, report: _Report, corrupt: bool,
+             result: _Verdicts) -> TestResult | None:
+    """TLE, OLE, MLE or RE when the run itself failed; None when it ran to its end."""
+    limits = job.limits
     exc = reported_exception(report.exc)
-    lines = traced if job.trace else None
+    status = frame.status
     signaled = os.WIFSIGNALED(status)
     sig = os.WTERMSIG(status) if signaled else 0
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
     cpu_limit_ms = (test.time_limit if test.time_limit is not None else limits.time_limit) * 1000
-
-    def result(verdict: Verdict, **kw: Any) -> TestResult:
-        return TestResult(verdict=verdict, lines=lines, **common, **kw)
-
-    if flags & FLAG_WALL_TIMEOUT:
+    if frame.flags & FLAG_WALL_TIMEOUT:
         return result(Verdict.TLE, timeout="wall")
     # killed at its CPU limit by the zygote (the test's own, or the loop rule's: see
     # pool.py), past the test's own limit, or by the kernel's backstop
-    if flags & FLAG_CPU_TIMEOUT or cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
+    if frame.flags & FLAG_CPU_TIMEOUT or frame.cpu_us / 1000 > cpu_limit_ms or sig == signal.SIGXCPU:
         return result(Verdict.TLE, timeout="cpu")
-    if len(raw_out) > limits.output_limit:
+    if len(frame.raw_out) > limits.output_limit:
         return result(Verdict.OLE)
-    if (flags & FLAG_OOM or report.mem or exc == "MemoryError"
-            or common["memory_kb"] > limits.memory_limit_mb * 1024):
+    if (frame.flags & FLAG_OOM or report.mem or exc == "MemoryError"
+            or frame.memory_kb > limits.memory_limit_mb * 1024):
         return result(Verdict.MLE, error=exc)
     if signaled:
         return result(Verdict.RE, error=signal_name(sig))
@@ -273,51 +306,56 @@ def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
         return result(Verdict.RE, error=_CORRUPT)
     if exc is not None or code != 0:
         return result(Verdict.RE, error=exc or NONZERO_EXIT)
-    if job.program.kind == "call":
-        raw = report.value
-        if raw is msgspec.UNSET:
-            return result(Verdict.RE, error="no return value")
-        # no expected value (e.g. recording a reference's calls): the value is what the
-        # caller asked for, decoded and kept whatever its size (still compared with None)
-        wanted = test.expected is msgspec.UNSET
-        expected = None if wanted else test.expected
-        refused = None if wanted else _value_refusal(raw, expected)
-        if refused is not None:
-            return result(Verdict.WA, mismatch="value", error=refused)
+    return None
 
-        def with_value(verdict: Verdict, value: Any, error: str | None = None,
-                       **kw: Any) -> TestResult:
-            if wanted or verdict is Verdict.AC or len(raw) <= _KEEP_VALUE:
-                return result(verdict, value=value, error=error, **kw)
-            note = f"the returned value is not kept ({len(raw)} bytes of JSON, over {_KEEP_VALUE})"
-            return result(verdict, error=f"{error}; {note}" if error else note, **kw)
 
-        try:
-            value = _CHANNEL.decode(raw)
-        except RecursionError:
-            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
-        except Exception:  # a number out of range (an integer past 4,300 digits, 1e999)
-            # fixed words: the decoder's message names a path into the value the program chose
-            return result(Verdict.WA, mismatch="value",
-                          error="returned a value that cannot be read")
-        # fewer brackets in the whole report than the limit: no need to walk the value
-        if ((type(value) is list or type(value) is dict)
-                and chan.count(b"[") + chan.count(b"{") > _MAX_DEPTH and _too_deep(value)):
-            return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
-        if type(value) is dict and "$type" in value and not isinstance(expected, dict):
-            kind = value["$type"]
-            # the worker's own words for what has no JSON form; a class name is the program's
-            kind = kind if type(kind) is str and kind in OPAQUE_KINDS else "object"
-            return with_value(Verdict.WA, value, mismatch="value",
-                              error=f"returned a {kind}, which has no JSON value")
-        try:
-            equal = bool(values_equal(expected, value, job.checker))
-        except Exception as err:  # the comparator's failure is not the sandbox's
-            return with_value(Verdict.WA, value, mismatch="value",
-                              error=f"the value could not be compared ({type(err).__name__})")
-        if equal:
-            return with_value(Verdict.AC, value)
-        return with_value(Verdict.WA, value, mismatch="value")
+def _call_verdict(job: Job, test: Test, report: _Report, chan: bytes, result: _Verdicts) -> TestResult:
+    """AC or WA of a function call's returned value (or RE: it returned none)."""
+    raw = report.value
+    if raw is msgspec.UNSET:
+        return result(Verdict.RE, error="no return value")
+    # no expected value (e.g. recording a reference's calls): the value is what the
+    # caller asked for, decoded and kept whatever its size (still compared with None)
+    wanted = test.expected is msgspec.UNSET
+    expected = None if wanted else test.expected
+    refused = None if wanted else _value_refusal(raw, expected)
+    if refused is not None:
+        return result(Verdict.WA, mismatch="value", error=refused)
+
+    def with_value(verdict: Verdict, value: Any, error: str | None = None, **kw: Any) -> TestResult:
+        if wanted or verdict is Verdict.AC or len(raw) <= _KEEP_VALUE:
+            return result(verdict, value=value, error=error, **kw)
+        note = f"the returned value is not kept ({len(raw)} bytes of JSON, over {_KEEP_VALUE})"
+        return result(verdict, error=f"{error}; {note}" if error else note, **kw)
+
+    try:
+        value = _CHANNEL.decode(raw)
+    except RecursionError:
+        return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
+    except Exception:  # a number out of range (an integer past 4,300 digits, 1e999)
+        # fixed words: the decoder's message names a path into the value the program chose
+        return result(Verdict.WA, mismatch="value", error="returned a value that cannot be read")
+    # fewer brackets in the whole report than the limit: no need to walk the value
+    if ((type(value) is list or type(value) is dict)
+            and chan.count(b"[") + chan.count(b"{") > _MAX_DEPTH and _too_deep(value)):
+        return result(Verdict.WA, mismatch="value", error="returned a value nested too deep")
+    if type(value) is dict and "$type" in value and not isinstance(expected, dict):
+        kind = value["$type"]
+        # the worker's own words for what has no JSON form; a class name is the program's
+        kind = kind if type(kind) is str and kind in OPAQUE_KINDS else "object"
+        return with_value(Verdict.WA, value, mismatch="value", error=f"returned a {kind}, which has no JSON value")
+    try:
+        equal = bool(values_equal(expected, value, job.checker))
+    except Exception as err:  # the comparator's failure is not the sandbox's
+        return with_value(Verdict.WA, value, mismatch="value",
+                          error=f"the value could not be compared ({type(err).__name__})")
+    if equal:
+        return with_value(Verdict.AC, value)
+    return with_value(Verdict.WA, value, mismatch="value")
+
+
+def _stdio_verdict(job: Job, test: Test, stdout: str, result: _Verdicts) -> TestResult:
+    """AC or WA of a program's standard output against the expected one."""
     if test.output is None:  # nothing to compare with (e.g. computing a reference's outputs)
         return result(Verdict.AC)
     try:
