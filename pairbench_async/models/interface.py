@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from ..core.errors import ConfigError
 from ..core.types import Completion, Message
 from ..protocol.context import TurnContext
 
-__all__ = ["ContextModel", "ModelClient"]
+__all__ = ["ContextModel", "ContextOnly", "ModelClient"]
 
 
 @runtime_checkable
@@ -51,3 +52,21 @@ class ContextModel(Protocol):
     async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
         """Answer ``messages`` knowing ``context`` (the program, the evidence, the seed)."""
         ...
+
+
+class ContextOnly:
+    """A base for a :class:`ContextModel` that cannot answer from text alone (the built-in
+    offline models): its ``complete`` is refused, naming it."""
+
+    name: str
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        """Refused: the evaluator calls ``complete_in_context``."""
+        raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")

@@ -33,6 +33,7 @@ from ..protocol.context import TurnContext, estimate_usage
 from ..protocol.evidence import describe_failure
 from ..protocol.hints import mask_evidence
 from ..protocol.leakage import HiddenData, hidden_data, validate_hint
+from .interface import ContextOnly
 from .rules_code import advise, find_fault, line_span
 from .rules_evidence import GENERIC_STATE, Symptom, input_features, main_symptom
 from .rules_words import describe_construct
@@ -45,7 +46,7 @@ def _sentence(text: str) -> str:
     return text[0].upper() + text[1:] if text else text
 
 
-class RulesFeedback:
+class RulesFeedback(ContextOnly):
     """The deterministic rule-based feedback model ``rules``; see the module docstring."""
 
     def __init__(self, name: str = "rules") -> None:
@@ -167,18 +168,6 @@ class RulesFeedback:
             if not validate_hint(draft, level, context.evidence, context.program, hidden):
                 return draft
         return order[0]
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> Completion:
-        """Refused: an offline model cannot work from text alone (the evaluator calls
-        :meth:`complete_in_context`)."""
-        raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
 
     async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
         """Write the hint for ``context``; the messages only count towards usage."""

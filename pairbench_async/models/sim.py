@@ -48,6 +48,7 @@ from ..core.types import Completion, Message
 from ..protocol.context import TurnContext, estimate_usage, stable_seed
 from ..protocol.linediff import diff_opcodes, reference_lines
 from ..protocol.prompts import fenced
+from .interface import ContextOnly
 
 __all__ = [
     "LEVEL_FACTORS",
@@ -112,7 +113,7 @@ def _check_latency(latency: float) -> float:
     return float(latency)
 
 
-class SimCandidate:
+class SimCandidate(ContextOnly):
     """The seeded simulated candidate ``sim:SKILL``; see the module docstring."""
 
     def __init__(self, skill: float, *, latency: float = 0.0, loop: float = 0.0,
@@ -180,18 +181,6 @@ class SimCandidate:
         ).random() < self.loop:
             text = LOOP_LINE + text
         return SimRevision(program=text, hunks=hunks, applied=applied, regression=regression)
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-    ) -> Completion:
-        """Refused: an offline model cannot work from text alone (the evaluator calls
-        :meth:`complete_in_context`)."""
-        raise ConfigError(f"{self.name} is an offline model and needs a TurnContext")
 
     async def complete_in_context(self, messages: Sequence[Message], context: TurnContext) -> Completion:
         """Revise ``context.program``."""
