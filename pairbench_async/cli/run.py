@@ -457,7 +457,7 @@ def run_loop(coro: object) -> int:
 
 def dry_run_text(instances: list[Any], configs: list[Any], settings: int, config: str | None) -> str:
     """What a run would spend (:func:`~..runner.estimate.estimate_sweep`), as the dry run prints it."""
-    from ..models.specs import answers_locally, load_prices
+    from ..models.specs import load_prices
     from ..runner.estimate import estimate_sweep
 
     prices = load_prices(config) if config else None
@@ -469,7 +469,7 @@ def dry_run_text(instances: list[Any], configs: list[Any], settings: int, config
              "model calls (upper bound) and tokens (estimate) per model:"]
     unpriced = []
     for spec, s in estimate.models.items():
-        offline = answers_locally(spec)
+        offline = s.local
         cost = f", cost <= {estimate.costs[spec]:,.2f}" if spec in estimate.costs else ""
         if prices is not None and spec not in estimate.costs and not offline:
             unpriced.append(spec)

@@ -25,6 +25,8 @@ __all__ = [
     "ASSUMED_COMPLETION_TOKENS",
     "ClientStatistics",
     "EndpointSettings",
+    "BUILTIN_SCHEMES",
+    "LOCAL_SCHEMES",
     "OFFLINE_SCHEMES",
     "estimate_prompt_tokens",
     "estimate_tokens",
@@ -33,6 +35,11 @@ __all__ = [
 
 #: Spec schemes of the built-in offline models (:mod:`.offline`): ``sim:SKILL``, ``rules``.
 OFFLINE_SCHEMES: Final = ("sim", "rules")
+#: Spec schemes answered on this machine with no endpoint: the offline models and
+#: ``replay:`` (free, never rate-limited, never unreachable).
+LOCAL_SCHEMES: Final = (*OFFLINE_SCHEMES, "replay")
+#: Every spec scheme this package makes a model for (:func:`.specs.make_model`).
+BUILTIN_SCHEMES: Final = ("openai", *LOCAL_SCHEMES)
 #: Completion tokens assumed by the token bucket when a request sets no ``max_tokens``.
 ASSUMED_COMPLETION_TOKENS = 512
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

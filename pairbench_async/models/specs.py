@@ -26,23 +26,20 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..core.errors import ConfigError
-from .endpoint import OFFLINE_SCHEMES
+from .endpoint import LOCAL_SCHEMES, OFFLINE_SCHEMES
 from .prices import Price, PriceBook
 
 if TYPE_CHECKING:  # aiohttp is imported only when an HTTP model is made
     from .endpoint import EndpointSettings
 
-__all__ = ["LOCAL_SCHEMES", "answers_locally", "load_model_config", "load_prices", "make_model", "openai_settings",
+__all__ = ["answers_locally", "load_model_config", "load_prices", "make_model", "openai_settings",
            "price_book", "with_names"]
 
-#: Spec schemes answered on this machine with no endpoint: the built-in offline models
-#: and ``replay:`` (free, never rate-limited, never unreachable).
-LOCAL_SCHEMES: Final = (*OFFLINE_SCHEMES, "replay")
 
 
 def answers_locally(spec: str) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import msgspec
 
@@ -57,15 +57,7 @@ EvidenceField = Literal[
     "reference_trace",
 ]
 
-EVIDENCE_FIELDS: Final[tuple[EvidenceField, ...]] = (
-    "problem",
-    "failing_inputs",
-    "expected_outputs",
-    "candidate_outputs",
-    "candidate_code",
-    "reference_code",
-    "reference_trace",
-)
+EVIDENCE_FIELDS: Final[tuple[EvidenceField, ...]] = get_args(EvidenceField)
 
 
 class FailureEvidence(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

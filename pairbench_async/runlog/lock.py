@@ -9,20 +9,24 @@ time and command, written into the lock file by the holder). Readers (``report``
 ``export``, :func:`~..report.runs.load_run`) take no lock: records are appended one whole
 line at a time and a torn last line is dropped when read.
 
-Within one process the lock is re-entrant (a sweep's folder is locked by the command
-before its sandbox starts, then again by :func:`~..runner.sweep.run_sweep`): ``flock``
-locks belong to an open file, so a second ``open`` of the same file by the holder would
-refuse itself.
+The lock is re-entrant only for its holder, the asyncio task that took it (or the thread,
+outside one), as when the command locks a sweep's folder before its sandbox starts and
+:func:`~..runner.sweep.run_sweep` and each setting's evaluator lock it again in that task. Any other
+writer, another task of the same process included (two evaluators an embedder starts
+side by side), opens the lock file anew and is refused like another process: ``flock``
+locks belong to an open file, and two opens conflict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +38,18 @@ __all__ = ["LOCK", "FolderLock", "lock_folder"]
 
 LOCK = ".lock"
 
-#: the folders this process holds, by (device, inode) of their lock file: [fd, holders]
-_held: dict[tuple[int, int], list[int]] = {}
+#: the folders this process holds, by (device, inode) of their lock file: the one descriptor
+#: whose close frees the flock, how many times its holder took it, and the holder
+_held: dict[tuple[int, int], tuple[int, int, object]] = {}
+
+
+def _holder_id() -> object:
+    """The current asyncio task, or the current thread outside one."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return task if task is not None else threading.current_thread()
 
 
 def _holder(path: Path) -> str:
@@ -64,9 +78,10 @@ class FolderLock:
             raise folder_write_error(self.folder, exc) from exc
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
-        if key in _held:  # this process holds it already
+        held = _held.get(key)
+        if held is not None and held[2] is _holder_id():  # this task holds it already
             os.close(fd)
-            _held[key][1] += 1
+            _held[key] = (held[0], held[1] + 1, held[2])
             self._key = key
             return
         try:
@@ -81,22 +96,24 @@ class FolderLock:
             raise StoreError(f"{self.folder}: cannot lock {self.path}: {exc.strerror}") from exc
         info = {"pid": os.getpid(), "host": socket.gethostname(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "command": " ".join(["pairbench", *sys.argv[1:]])[:300]}
+                "command": " ".join([Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python",
+                                     *sys.argv[1:]])[:300]}
         with contextlib.suppress(OSError):  # who holds it is a courtesy: a full disk must not stop the lock
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode() + b"\n", 0)
-        _held[key] = [fd, 1]
+        _held[key] = (fd, 1, _holder_id())
         self._key = key
 
     def release(self) -> None:
         key, self._key = self._key, None
         if key is None or key not in _held:
             return
-        entry = _held[key]
-        entry[1] -= 1
-        if entry[1] == 0:
-            del _held[key]
-            os.close(entry[0])  # closing the last descriptor of the open file releases the flock
+        fd, count, holder = _held[key]
+        if count > 1:
+            _held[key] = (fd, count - 1, holder)
+            return
+        del _held[key]
+        os.close(fd)  # closing the last descriptor of the open file releases the flock
 
     def __enter__(self) -> FolderLock:
         return self

@@ -38,8 +38,7 @@ import msgspec
 
 from ..core.types import Message
 from .records import SummaryCall
-from .store import read_log
-from .store import folder_write_error
+from .store import folder_write_error, read_log
 
 __all__ = ["MESSAGES", "SUMMARY_CALLS", "MessageBlob", "MessageLog", "append_summary_call", "message_id",
            "read_messages", "read_summary_calls", "resolve"]

@@ -44,6 +44,7 @@ def model_name(model: Any) -> str:
     An object must be a :class:`~..models.interface.ModelClient` or a
     :class:`~..models.interface.ContextModel`, with a non-empty ``name``.
     """
+    from ..models.endpoint import BUILTIN_SCHEMES
     from ..models.interface import ContextModel, ModelClient
 
     if isinstance(model, str):
@@ -55,7 +56,7 @@ def model_name(model: Any) -> str:
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise ConfigError(f"{model!r}: a model's name must be a non-empty string without surrounding "
                           f"spaces (got {name!r})")
-    if name == "rules" or name.split(":", 1)[0] in ("openai", "sim", "replay"):
+    if name.split(":", 1)[0].split("?", 1)[0] in BUILTIN_SCHEMES:
         raise ConfigError(f"{model!r}: the name {name!r} reads as a built-in model's spec; give your "
                           "model a name of its own (Evaluator's models= maps a spec to a client)")
     return name
@@ -163,7 +164,12 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """:meth:`validate` on a configuration of names: ``supplied`` are the models given
         as clients; with ``known``, every other spec must be one this package can make;
         ``specs``: the spec of each name given as ``NAME=SPEC``."""
-        from ..models.endpoint import OFFLINE_SCHEMES, parse_model_spec
+        from ..models.endpoint import (
+            BUILTIN_SCHEMES,
+            LOCAL_SCHEMES,
+            OFFLINE_SCHEMES,
+            parse_model_spec,
+        )
         from ..models.offline import parse_offline_spec
 
         for what, values in (("--candidate", self.candidates), ("--protocol", self.protocols),
@@ -181,19 +187,22 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             scheme, _, _ = parse_model_spec(spec)  # ConfigError naming the spec
             if scheme in OFFLINE_SCHEMES:
                 parse_offline_spec(spec)
-            elif scheme not in ("openai", "replay") and known:
+            elif scheme not in BUILTIN_SCHEMES and known:
                 raise ConfigError(f"unknown model spec {spec!r} (openai:MODEL[@URL], sim:SKILL, rules, "
                                   "replay:PATH)")
         if self.validator is not None and self.validator not in supplied:
             judge = specs.get(self.validator, self.validator)
             scheme, _, _ = parse_model_spec(judge)
             # an offline model writes hints, not verdicts; replay cannot tell a verdict call apart
-            if scheme in (*OFFLINE_SCHEMES, "replay") or (scheme != "openai" and known):
+            if scheme in LOCAL_SCHEMES or (scheme not in BUILTIN_SCHEMES and known):
                 raise ConfigError(f"--validator-model {judge!r}: the judge must be a real model, "
                                   "openai:MODEL[@URL]")
         for name in ("runs", "concurrency", "turns", "scenario_turns", "max_scenarios", "min_scenario_size",
-                     "representatives", "hint_budget"):
-            if getattr(self, name) < 1:
+                     "representatives", "hint_budget", "seed"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(f"{name.replace('_', '-')} must be an integer (got {value!r})")
+            if name != "seed" and value < 1:
                 raise ConfigError(f"{name.replace('_', '-')} must be >= 1 (got {getattr(self, name)})")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigError(f"max-tokens must be >= 1 (got {self.max_tokens})")

@@ -20,6 +20,7 @@ models also get a :class:`~..protocol.context.TurnContext` out of band.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import Counter
@@ -31,6 +32,7 @@ import msgspec
 from ..core.errors import BadResponse, ClientError, ConfigError, PairbenchError, SandboxError
 from ..core.types import Completion, Instance, Message, TestResult, Verdict
 from ..models.interface import ContextModel, ModelClient
+from ..models.redact import redact
 from ..protocol.context import TurnContext
 from ..protocol.extract import extract_code
 from ..protocol.leakage import HiddenData, ValidationPolicy
@@ -125,6 +127,13 @@ async def _call(model: ModelClient | ContextModel, messages: list[Message], cont
         ok = True
     except PairbenchError:
         raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the run (or the embedder) cancelled this episode
+        # a client's own CancelledError (anyio, an HTTP library's timeout) is its failure,
+        # not this episode's cancellation: it would otherwise end the episode unrecorded
+        raise ClientError(f"model {getattr(model, 'name', model)!r} raised CancelledError") from None
     except Exception as exc:  # an embedder's client failing its own way
         raise ClientError(f"model {getattr(model, 'name', model)!r} raised {type(exc).__name__}: {exc}") from exc
     finally:
@@ -137,6 +146,9 @@ async def _call(model: ModelClient | ContextModel, messages: list[Message], cont
     if not isinstance(reply, Completion):
         raise BadResponse(f"model {getattr(model, 'name', model)!r} returned a {type(reply).__name__}, "
                           "not a Completion")
+    if not isinstance(reply.text, str):
+        raise BadResponse(f"model {getattr(model, 'name', model)!r} returned a Completion whose text is a "
+                          f"{type(reply.text).__name__}, not a str")
     return reply
 
 
@@ -186,7 +198,9 @@ async def run_episode(
             if stop is not None:
                 return await episode.finish("done", episode.turn_no - 1, stop.reason)
     except (ClientError, SandboxError, ConfigError) as exc:
-        return await episode.finish("error", max(0, episode.turn_no - 1), None, f"{type(exc).__name__}: {exc}")
+        # outside text (a client's message) is recorded without anything key-shaped in it
+        return await episode.finish("error", max(0, episode.turn_no - 1), None,
+                                    redact(f"{type(exc).__name__}: {exc}"))
 
 
 class _Episode:

@@ -19,6 +19,7 @@ import msgspec
 from ..core.types import Instance
 from ..models.endpoint import ASSUMED_COMPLETION_TOKENS, estimate_prompt_tokens
 from ..models.prices import PriceBook
+from ..models.specs import answers_locally
 from ..protocol.prompts import initial_prompt
 from ..protocol.protocols import PROTOCOLS
 from .config import RunConfig
@@ -32,6 +33,8 @@ class ModelSpend(msgspec.Struct):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: answered on this machine with no endpoint (``sim:``, ``rules``, ``replay:``): free
+    local: bool = False
 
     def add(self, calls: int, prompt_tokens: int, completion_tokens: int) -> None:
         self.calls += calls
@@ -52,8 +55,11 @@ def estimate_sweep(instances: Sequence[Instance], configs: Sequence[RunConfig],
     """The spend of running ``configs`` (a sweep's settings; one for a run) on ``instances``."""
     first = [estimate_prompt_tokens(initial_prompt(inst)) for inst in instances]
     spend: dict[str, ModelSpend] = {}
+    specs: dict[str, str] = {}  # name -> spec, for models given as (named) spec strings
     episodes = 0
-    for config in configs:
+    for given in configs:
+        specs.update(given.specs())
+        config, _ = given.named()  # models by name: objects and NAME=SPEC alike
         answer = config.max_tokens or ASSUMED_COMPLETION_TOKENS
         turns, runs = config.turns, config.runs
         asked: set[tuple[str, int]] = set()  # turn 0's repair is one call shared by the protocols
@@ -79,7 +85,10 @@ def estimate_sweep(instances: Sequence[Instance], configs: Sequence[RunConfig],
     models = dict(sorted(spend.items()))
     costs: dict[str, float] = {}
     for name, s in models.items():
-        price = prices.of(name) if prices is not None else None
+        s.local = name in specs and answers_locally(specs[name])
+        price = None
+        if prices is not None:
+            price = prices.of(name) or (prices.of(specs[name]) if name in specs else None)
         if price is not None:
             p_cost, c_cost = price.cost(s.prompt_tokens, s.completion_tokens)
             costs[name] = p_cost + c_cost

@@ -62,6 +62,7 @@ from ..core.errors import ConfigError, FolderWriteError, ResumeMismatch, StoreEr
 from ..core.types import SCHEMA_VERSION, Instance, Message
 from ..datasets.files import dataset_hash
 from ..models.interface import ContextModel
+from ..models.redact import redact
 from ..models.specs import load_model_config, make_model, with_names
 from ..protocol.leakage import HiddenData, ValidationPolicy, hidden_data
 from ..protocol.shapes import Shape, output_shape
@@ -90,9 +91,9 @@ from ..sandbox.lint import run_pylint
 from ..sandbox.pool import SandboxConfig, SandboxPool
 from ..sandbox.traces import TraceCache
 from .breaker import CircuitBreaker
-from .shared import SharedWork
 from .config import RunConfig, RunStatistics
 from .episode import CallMeter, EpisodeEnv, EpisodeSpec, derive_seed, run_episode
+from .shared import SharedWork
 
 __all__ = ["Evaluator", "RunConfig", "RunStatistics"]
 
@@ -507,8 +508,8 @@ class Evaluator:
                         run_id=spec.run_id, episode_id=spec.episode_id, instance_id=spec.instance_id,
                         model=spec.model, protocol=spec.protocol, run=spec.run, seed=spec.seed,
                         attempt=spec.attempt, status="error", turns=len(prior.get(spec.episode_id, ())),
-                        error=f"internal error {type(exc).__name__}: {exc} "
-                              f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})"))
+                        error=redact(f"internal error {type(exc).__name__}: {exc} "
+                                     f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")))
 
         async def produce() -> None:
             try:

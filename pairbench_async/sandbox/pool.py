@@ -43,7 +43,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import ConfinementUnavailable, SandboxError, SandboxNotice
+from ..core.errors import ConfigError, ConfinementUnavailable, SandboxError, SandboxNotice
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .cgroups import CgroupTree
 from .config import SandboxConfig
@@ -282,6 +282,10 @@ class SandboxPool:
         """
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
+        for value, kind in ((program, Program), (limits, Limits), (checker, Checker)):
+            if not isinstance(value, kind):  # the caller's mistake, not a verdict on the program
+                raise ConfigError(f"SandboxPool.run takes a {kind.__name__}, got a {type(value).__name__} "
+                                  f"({value!r:.80})")
         if not self._started:
             await self.start()
         if not tests:

@@ -344,3 +344,70 @@ async def test_leaving_the_record_stream_early_cancels_the_episodes_not_fails_th
 
     records, _ = read_records(tmp_path / "run")
     assert not [r for r in records if isinstance(r, EpisodeRecord) and r.status == "error"]
+
+
+class Cancelling:
+    """A client library that lets a CancelledError of its own escape (a timeout of anyio's)."""
+
+    name = "cancelling"
+
+    async def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Completion:
+        raise asyncio.CancelledError()
+
+
+class Leaky:
+    """A client whose error message carries a key."""
+
+    name = "leaky"
+
+    async def complete(self, messages: Sequence[Message], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Completion:
+        raise RuntimeError("401 for key sk-abcdefghijklmnop1234")
+
+
+async def test_a_clients_own_cancellation_is_its_error_not_a_lost_episode(tmp_path: Path) -> None:
+    config = RunConfig(candidates=[Cancelling()], protocols=["nohint"], turns=1)
+    records = await _run(config, CountingSandbox(), tmp_path)
+    (end,) = [r for r in records if isinstance(r, EpisodeRecord)]
+    assert end.status == "error" and end.error == "ClientError: model 'cancelling' raised CancelledError"
+
+
+async def test_a_key_in_a_clients_error_never_reaches_the_records(tmp_path: Path) -> None:
+    config = RunConfig(candidates=[Leaky()], protocols=["nohint"], turns=1)
+    await _run(config, CountingSandbox(), tmp_path)
+    text = (tmp_path / "run" / "records.jsonl").read_text()
+    assert "sk-abcdefghijklmnop1234" not in text and "[redacted]" in text
+
+
+async def test_two_evaluators_of_one_process_are_two_writers(tmp_path: Path) -> None:
+    from pairbench_async import FolderLocked
+
+    first = Evaluator(RunConfig(candidates=[Answering("a", INSTANCE.buggy)], protocols=["nohint"], turns=1),
+                      out_dir=tmp_path / "run", sandbox=CountingSandbox())
+    async with first:
+        stream = first.run([INSTANCE])
+        await stream.__anext__()  # the folder is locked and being written
+        second = Evaluator(RunConfig(candidates=[Answering("a", INSTANCE.buggy)], protocols=["nohint"], turns=1),
+                           out_dir=tmp_path / "run", resume=True, sandbox=CountingSandbox())
+
+        async def other_task() -> None:
+            async with second:
+                async for _ in second.run([INSTANCE]):
+                    pass
+
+        with pytest.raises(FolderLocked):
+            await asyncio.create_task(other_task())
+        await stream.aclose()
+
+
+def test_the_sandbox_refuses_a_checker_that_is_not_one() -> None:
+    from pairbench_async import ConfigError, SandboxPool
+
+    async def go() -> None:
+        async with SandboxPool(workers=1) as pool:
+            await pool.run(Program(source="print(1)\n"), [Test(id="t", input="", output="1\n")],
+                           checker={"mode": "exact"})  # type: ignore[arg-type]
+
+    with pytest.raises(ConfigError, match="takes a Checker"):
+        asyncio.run(go())
