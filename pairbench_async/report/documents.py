@@ -71,9 +71,10 @@ def precision(records: list[Record], manifest: RunManifest | None,
 
 def token_usage(run: LoadedRun, prices: PriceBook | None) -> list[TokenRow]:
     """Token usage (and cost) per (candidate, protocol, role, model called) of every record
-    of the run (errored and unfinished episodes' calls were paid for too)."""
+    of the run (errored and unfinished episodes' calls were paid for too, and so were those
+    of attempts run again with ``--retry-errors``)."""
     manifest = run.manifest
-    return token_rows(run.all_records, manifest.protocols if manifest else (), prices=prices,
+    return token_rows([*run.all_records, *run.superseded], manifest.protocols if manifest else (), prices=prices,
                       feedback=manifest.feedback if manifest else None,
                       validator=manifest.validator if manifest else None,
                       specs=manifest.specs if manifest else None)

@@ -97,6 +97,10 @@ WITHHELD_EVIDENCE: Final = ("withheld: the feedback model's evidence holds hidde
                             "(report --with-tests shows it)")
 WITHHELD_UNPROTECTED: Final = ("withheld: this turn showed hidden test data "
                                "(report --with-tests shows it)")
+#: what stands for a reply or draft the validator has not passed: it may quote what the
+#: model was shown (the hidden tests, the reference); the accepted hint is what it passed
+WITHHELD_DRAFT: Final = ("withheld: the feedback model's own text may quote the hidden tests or the "
+                         "reference (the hint it led to is shown; report --with-tests shows this too)")
 
 
 class CallView(msgspec.Struct, frozen=True, kw_only=True):
@@ -347,11 +351,14 @@ class _Calls:
         """``role`` names a call made outside the turn's protocol (``summary``: the
         ``--obfuscate`` summary, whose messages hold only the problem statement)."""
         withheld = not self.with_tests and not protected
+        # the feedback model and its judge were shown the evidence: their messages hold it,
+        # and their replies (drafts, verdicts' reasons) may quote it
+        evidence = call.role in ("feedback", "validator") and role is None and not self.with_tests
         note = ""
         ids: list[str] = []
         if withheld:
             note = WITHHELD_UNPROTECTED
-        elif call.role == "feedback" and role is None and not self.with_tests:
+        elif evidence:
             note = WITHHELD_EVIDENCE
         elif not call.messages or any(m not in self.source for m in call.messages):
             note = NOT_RECORDED
@@ -364,8 +371,8 @@ class _Calls:
                                                   content=_clip_note(m.content, self.limits.message_chars))
                     self.sizes[mid] = len(self.shown[mid].content)
         return CallView(role=role or call.role, model=call.model, messages=ids, messages_note=note,
-                        reply=None if withheld else _clip_note(call.text, self.limits.message_chars),
-                        reply_note=WITHHELD_UNPROTECTED if withheld else "",
+                        reply=None if withheld or evidence else _clip_note(call.text, self.limits.message_chars),
+                        reply_note=WITHHELD_UNPROTECTED if withheld else WITHHELD_DRAFT if evidence else "",
                         prompt_tokens=call.usage.prompt_tokens,
                         completion_tokens=call.usage.completion_tokens,
                         latency_ms=call.latency_ms, attempts=call.attempts)
@@ -396,7 +403,8 @@ def _turn_view(rec: TurnRecord, prev: TurnRecord | None, base: str | None,
             rejected_total += 1
             if len(rejected) < limits.attempts:
                 rejected.append(AttemptView(
-                    number=number, text=_clip_note(attempt.text, limits.attempt_chars),
+                    number=number,  # a rejected draft may quote hidden data: shown only on request
+                    text=_clip_note(attempt.text, limits.attempt_chars) if calls.with_tests else WITHHELD_DRAFT,
                     reasons=[_clip_note(r, limits.attempt_chars) for r in attempt.reasons]))
     target = None
     if rec.target is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ import msgspec
 from ..core.types import Instance, Limits, Program, Test, TestResult
 
 __all__ = ["TraceCache", "default_cache_dir"]
+
+_log = logging.getLogger("pairbench_async.sandbox")
 
 _FILE = msgspec.json.Decoder(dict[str, list[int]])
 _ENC = msgspec.json.Encoder()
@@ -70,6 +73,8 @@ class TraceCache:
         self.root = Path(root) if root is not None else default_cache_dir()
         #: sandbox jobs this cache has started (for tests and progress lines)
         self.sandbox_runs = 0
+        #: the cache's folder could not be written (traces are then computed every run)
+        self.write_failed = False
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _path(self, key: str) -> Path:
@@ -82,17 +87,31 @@ class TraceCache:
             return {}
 
     def _store(self, key: str, entries: dict[str, list[int]]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=self.root)
+        """Keep ``entries`` on disk; a cache that cannot be written (read-only, full) is
+        only a cache: the traces are used all the same, and computed again next time."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=self.root)
+        except OSError as exc:
+            self._unwritable(exc)
+            return
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(_ENC.encode(entries))
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self._path(key))
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            self._unwritable(exc)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _unwritable(self, exc: OSError) -> None:
+        if not self.write_failed:  # said once per cache
+            _log.warning("reference traces are not cached: %s (%s)", self.root, exc.strerror or exc)
+        self.write_failed = True
 
     def cached(self, instance: Instance) -> dict[str, tuple[int, ...]] | None:
         """The traces of every test if all are on disk, else None (no sandbox run)."""

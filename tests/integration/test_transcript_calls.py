@@ -14,7 +14,7 @@ import gzip
 import subprocess
 import sys
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 import pytest
@@ -115,5 +115,40 @@ def test_every_call_shows_its_messages_and_raw_reply(run_dir: Path, pages: dict[
                     assert sent == [m.content for m in resolve(call.messages, stored) or []]
                     assert sent, "a call without its messages"
                 replies = [p.text() for p in node.all("pre", "reply")]
-                assert replies == ([] if name == "default" and not rec.protected else [call.text])
+                # a feedback model's or judge's own text may quote its evidence (the validator
+                # rejects exactly such drafts): shown only on request, like its prompt
+                quiet = name == "default" and (not rec.protected or call.role in ("feedback", "validator"))
+                assert replies == ([] if quiet else [call.text])
     assert seen[True] and seen[False]
+
+
+class _Quoting:
+    """A careless feedback model: its every draft quotes the evidence it was shown (the
+    validator rejects them all and the level's fallback hint is given)."""
+
+    name = "quoting"
+
+    async def complete(self, messages: list[Any], *, temperature: float | None = None,
+                       max_tokens: int | None = None, seed: int | None = None) -> Any:
+        from pairbench_async import Completion, Usage
+
+        return Completion(text=messages[-1].content[-1500:], model=self.name, usage=Usage(1, 1))
+
+
+async def test_drafts_that_quote_hidden_tests_are_withheld_from_shared_pages(tmp_path: Path) -> None:
+    from pairbench_async import Evaluator, RunConfig
+    from pairbench_async.sandbox.traces import TraceCache
+
+    dataset = tmp_path / "canary.jsonl"
+    dataset.write_bytes(msgspec.json.encode(INSTANCE) + b"\n")
+    config = RunConfig(candidates=["sim:0.3"], feedback=_Quoting(), protocols=["pair"], turns=2)
+    async with Evaluator(config, out_dir=tmp_path / "run", dataset_paths=[str(dataset)],
+                         trace_cache=TraceCache(tmp_path / "tc")) as ev:
+        records = [r async for r in ev.run([INSTANCE])]
+    drafts = [a.text for r in records if isinstance(r, TurnRecord) and r.hint for a in r.hint.attempts]
+    assert any(CANARY in d for d in drafts)  # the model did quote the tests; the validator caught it
+    for extra, shown in (((), False), (("--with-tests",), True)):
+        html, viewer = tmp_path / "p.html", tmp_path / "v.html"
+        _cli("report", str(tmp_path / "run"), "--html", str(html), "--viewer", str(viewer), *extra)
+        for page in (html.read_text(), viewer.read_text()):
+            assert (CANARY in page) == shown

@@ -186,7 +186,8 @@ async def test_filter_search_sort_and_open_an_episode_in_headless_chromium(
         assert [int(re.match(r"Turn (\d+)", h)[1]) for h in heads] == turns  # type: ignore[index]
         detail = await b.js("document.getElementById('detail').innerText")
         assert HINT in detail and "rejected: quotes a hidden expected output" in detail
-        assert "Test 026 expects 41." in detail and "attempt 2 accepted" in detail
+        # the rejected draft quotes a hidden output: its text is withheld, its reasons are not
+        assert "Test 026 expects 41." not in detail and "withheld" in detail and "attempt 2 accepted" in detail
         assert await b.js("document.querySelectorAll('#detail details.call').length") == sum(
             len(r.calls) for r in records if isinstance(r, TurnRecord) and r.episode_id == rec.episode_id)
         assert await b.js("document.querySelectorAll('#detail pre.code span.a, #detail pre.code span.d').length") > 0
