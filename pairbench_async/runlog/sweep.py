@@ -82,6 +82,11 @@ def run_dirs(root: Path) -> list[tuple[str, Path]]:
         return [("", root)]
     found = [p.parent for p in root.glob(f"*/{RECORDS}")]
     if not found:
+        if (root / MANIFEST).is_file() or (root / ".lock").is_file() or any(root.glob(f"*/{MANIFEST}")):
+            # a run that has begun but recorded nothing yet (its references are being checked,
+            # its first turns are running): nothing to read yet, which is not a wrong folder
+            raise ConfigError(f"{root}: the run has recorded nothing yet (it is starting); "
+                              "report it again once its first turns are in")
         raise ConfigError(f"{root}: no records.jsonl here or in its subdirectories "
                           "(is this a run directory?)")
 
