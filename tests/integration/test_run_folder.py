@@ -306,16 +306,24 @@ def test_a_read_only_folder_is_named_without_a_traceback(tmp_path: Path) -> None
 
 
 def test_a_folder_without_write_permission_is_named(tmp_path: Path) -> None:
-    """As root, permissions do not stop a write: the read-only mount above stands for it."""
+    """EACCES. Root ignores file permissions, so as root the command runs without the two
+    capabilities that let it (``setpriv``: no CAP_DAC_OVERRIDE, no CAP_DAC_READ_SEARCH)."""
+    import shutil
+
+    prefix: list[str] = []
     if os.geteuid() == 0:
-        pytest.skip("root ignores file permissions (EACCES cannot happen); the read-only mount is tested")
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) is needed to drop root's file-permission override"
+        prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search",
+                  "--inh-caps", "-dac_override,-dac_read_search"]
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o555)
     try:
-        proc = cli("run", "--no-progress", "--limit", "1", "--out", str(locked / "run"))
-        assert proc.returncode == 5 and "Permission denied (EACCES)" in proc.stderr
-        assert "Traceback" not in proc.stderr
+        proc = subprocess.run([*prefix, *PY, "run", "--no-progress", "--limit", "1", "--out", str(locked / "run")],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert proc.returncode == 5 and "Permission denied (EACCES)" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and "choose a writable --out" in proc.stderr
     finally:
         locked.chmod(0o755)
 
