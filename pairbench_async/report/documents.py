@@ -40,7 +40,7 @@ from .leaderboard import (
 from .model import Report, build_report
 from .paper_sections import accuracy_section
 from .pass_at_k import pass_at_k_by_model
-from .precision import precision_by_model
+from .precision import NAIVE_COPY, naive_copy, precision_by_model
 from .runs import LoadedRun
 from .sensitivity import Sensitivity, sensitivity_json
 from .transcript import TranscriptLimits, Transcripts, build_transcripts
@@ -62,8 +62,13 @@ def precision(records: list[Record], manifest: RunManifest | None,
         instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
                                                    skip_invalid=True).instances}
         with CodeBleuProcess() as codebleu:  # one child process for every group's score
-            return dict(precision_by_model(records, instances, with_protocol=with_protocol,
-                                           codebleu=codebleu if problem is None else None)), problem or ""
+            scorer = codebleu if problem is None else None
+            summaries = dict(precision_by_model(records, instances, with_protocol=with_protocol,
+                                                codebleu=scorer))
+            copied = [instances[i] for i in sorted({r.instance_id for r in records}) if i in instances]
+            if summaries and copied:  # FixEval's baseline on the same instances
+                summaries[NAIVE_COPY] = naive_copy(copied, scorer)
+            return summaries, problem or ""
     except PairbenchError as exc:  # the dataset moved or changed: leaderboard only
         return None, (f"no repair precision, exact match, BLEU or CodeBLEU: the run's dataset "
                       f"cannot be read back ({exc})")
@@ -96,7 +101,9 @@ def run_json(run: LoadedRun, prices: PriceBook | None = None) -> dict[str, Any]:
             **leaderboard_json(board)}
     scores, note = precision(kept, manifest)
     if scores is not None:
+        baseline = scores.pop(NAIVE_COPY, None)  # `precision` is keyed as `models`; the baseline apart
         data["precision"] = msgspec.to_builtins(scores)
+        data["naive_copy"] = msgspec.to_builtins(baseline)
     data["precision_note"] = note or None
     data["pass_at_k"] = msgspec.to_builtins(pass_at_k_by_model(trajectories(kept)[0]))
     tokens = token_usage(run, prices)
@@ -124,7 +131,7 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
     header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch",
-              "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE"]
+              "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE", "CA"]
     rows = []
     for name, s in sorted(summaries.items()):
         cb = s.codebleu
@@ -132,12 +139,13 @@ def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
                      _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
                      *(["-"] * 3 if cb is None else
                        [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
-                     _pct(s.verdict_mix.get("CE"))])
+                     _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
     lines = _columns(header, rows)
     lines.append("repair precision (PDB/FixEval), in %: edits vs the reference's edit of the buggy "
                  "program (turns >= 1); exact match (with, then without comments), BLEU and "
                  "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
-                 "program; CE share")
+                 "program; CE share (turns >= 1); CA, FixEval's compilation accuracy of the final "
+                 "programs; the Naive Copy row scores each instance's buggy program as its fix")
     if note:
         lines.append(note)
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from .layout import Cell, Section, Table, extremes, model_protocols, statistic
 from .leaderboard import UNPROTECTED_NOTE
 from .metrics import group_key
 from .model import Report
+from .precision import NAIVE_COPY
 
 __all__ = ["accuracy_section", "fixeval_section"]
 
@@ -34,8 +35,9 @@ def _match_table(report: Report) -> Table:
     CodeBLEU and its parts, per model and protocol."""
     rows = []
     last = ""
-    for model, p in model_protocols(report):
-        s = report.precision.get(group_key(model, p))
+    groups = [(model, p, report.precision.get(group_key(model, p))) for model, p in model_protocols(report)]
+    groups.append((NAIVE_COPY, "-", report.precision.get(NAIVE_COPY)))  # FixEval's baseline
+    for model, p, s in groups:
         if s is None:
             continue
         cb = s.codebleu
@@ -45,11 +47,11 @@ def _match_table(report: Report) -> Table:
         rows.append([Cell(model if model != last else ""), Cell(p),
                      Cell(_pct(s.exact_match_rate)), Cell(_pct(s.exact_match_code_rate)),
                      Cell(_pct(s.corpus_bleu)), *(Cell(_pct(v)) for v in parts),
-                     Cell(str(s.episodes))])
+                     Cell(_pct(s.compilation_accuracy)), Cell(str(s.episodes))])
         last = model
     return Table(header=["Model", "Protocol", "EM (%) ↑", "EM w/o comments (%) ↑",
                          "Corpus BLEU (%) ↑", "CodeBLEU (%) ↑", "n-gram (%)", "weighted n-gram (%)", "SM (%)",
-                         "DM (%)", "Episodes"], rows=rows, left=2)
+                         "DM (%)", "CA (%) ↑", "Episodes"], rows=rows, left=2)
 
 
 def _execution_table(report: Report) -> Table:

@@ -66,9 +66,14 @@ __all__ = [
     "corpus_bleu",
     "exact_match",
     "exact_match_code",
+    "NAIVE_COPY",
+    "naive_copy",
     "precision_by_model",
     "turn_precision",
 ]
+
+#: The key of FixEval's Naive Copy baseline among the summaries (:func:`naive_copy`).
+NAIVE_COPY = "Naive Copy (the buggy program)"
 
 
 # --------------------------------------------------------------------------- per turn
@@ -219,6 +224,9 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     verdict_mix_by_turn: dict[int, dict[str, float]]
     #: corpus CodeBLEU and its parts of the final programs; None when no scorer was given
     codebleu: CodeBleu | None = None
+    #: FixEval's Compilation Accuracy: the share of final programs that compile
+    #: (``py_compile``'s check, :func:`~.verdicts.compiles`)
+    compilation_accuracy: float | None = None
 
 
 #: Corpus CodeBLEU of (candidate, reference) program pairs (:func:`.codebleu_package.corpus_codebleu`).
@@ -278,6 +286,7 @@ def _summarise(
         verdict_mix=_mean_mix(_mean_mix(t.verdicts for t in turns) for turns in hinted),
         verdict_mix_by_turn={t: mix for t, mix in mixes_by_turn.items() if mix},
         codebleu=codebleu,
+        compilation_accuracy=sum(t.compiles for t in last) / len(last),
     )
 
 
@@ -327,3 +336,25 @@ def precision_by_model(
     return {key: _summarise(scored[key], finals[key],
                             codebleu(final_pairs[key]) if codebleu is not None else None)
             for key in sorted(scored)}
+
+
+def naive_copy(instances: Iterable[Instance], codebleu: CodeBleuScorer | None = None) -> PrecisionSummary:
+    """FixEval's Naive Copy baseline: "the input buggy code is copied to the output (fixed
+    code)", scored like a final program, one per instance: "the minimum a model could
+    achieve in n-gram-based evaluation metrics" (seed 004, Section IV). Its edit precision
+    and recall are undefined (nothing is edited) and it has no verdicts here."""
+    scored: list[list[TurnPrecision]] = []
+    finals: list[BleuStats] = []
+    pairs: list[tuple[str, str]] = []
+    for instance in instances:
+        reference = _reference(instance)
+        copy = TurnRecord(run_id="", episode_id=f"naive-copy/{instance.id}", instance_id=instance.id,
+                          model=NAIVE_COPY, protocol="", run=0, seed=0, turn=0, program=instance.buggy,
+                          passed=[], failed=[], pass_rate=0.0)
+        memo: dict[tuple[str, str], _ProgramScore] = {}
+        scored.append([_score(copy, instance, reference, 1, 0.5, memo)])
+        finals.append(memo[(instance.id, instance.buggy)].stats)
+        pairs.append((instance.buggy, instance.reference))
+    if not scored:
+        raise ValueError("a naive copy of no instances")
+    return _summarise(scored, finals, codebleu(pairs) if codebleu is not None else None)

@@ -183,12 +183,14 @@ async def test_markdown_to_stdout_and_json_output_kept(
     got = msgspec.json.decode(capsys.readouterr().out)
     # the leaderboard part is exactly as before; repair precision, token usage and cost
     # (issue 6) are added beside it, never in it
-    # (and, issue 25, the errors by cause, error_causes; the leaderboard's errors per row)
+    # (and, issue 25, the errors by cause, error_causes; the leaderboard's errors per row;
+    # issue 24, FixEval's naive-copy baseline beside the models' precision)
     added = ("precision", "tokens", "cost_total", "unprotected", "repair_at_k", "completeness",
-             "test_case_accuracy", "precision_note", "pass_at_k", "error_causes")
+             "test_case_accuracy", "precision_note", "pass_at_k", "error_causes", "naive_copy")
     assert {k: v for k, v in got.items() if k not in added} == msgspec.json.decode(msgspec.json.encode(expected))
     assert set(got) == {"models", "episodes", "errored", "unfinished", "errors", *added}
     assert set(got["precision"]) == set(got["models"])
+    assert got["naive_copy"]["exact_match_rate"] == 0.0 and got["naive_copy"]["edit_precision"] is None
     assert got["unprotected"] == []  # pair and nohint both keep the hidden tests hidden
     assert set(got["repair_at_k"]) == set(got["models"])
     assert all(set(v) == {"1", "2", "3"} for v in got["repair_at_k"].values())  # alpha = 3

@@ -500,3 +500,38 @@ def test_codebleu_is_the_packages_own_output_under_the_fixed_hash_seed() -> None
     assert (ours.ngram_match, ours.weighted_ngram_match, ours.syntax_match, ours.dataflow_match,
             ours.codebleu) == (theirs["ngram_match_score"], theirs["weighted_ngram_match_score"],
                                theirs["syntax_match_score"], theirs["dataflow_match_score"], theirs["codebleu"])
+
+
+def test_compilation_accuracy_is_the_share_of_final_programs_that_compile() -> None:
+    # FixEval: "the percentage of generated program fixes that can be run without any
+    # compilation error". By hand: two episodes, finals "x = 1" (compiles) and "def (:"
+    # (a SyntaxError; turn 0 compiled, but only the final program counts): CA = 1/2.
+    inst = Instance(id="i1", problem="p", buggy="x = 0\n", reference="x = 1\n",
+                    tests=[Test(id="t1", input="", output="")], kind="stdio", time_limit=1.0,
+                    memory_limit_mb=64)
+    records: list[Record] = [
+        turn_record("A", 0, "i1", "x = 0\n", [], ["t1"]), turn_record("A", 1, "i1", "x = 1\n", ["t1"], []),
+        end("A", "i1"),
+        turn_record("B", 0, "i1", "x = 0\n", [], ["t1"]), turn_record("B", 1, "i1", "def (:\n", [], ["t1"]),
+        end("B", "i1"),
+    ]
+    assert precision_by_model(records, {"i1": inst})["m"].compilation_accuracy == 0.5
+
+
+def test_the_naive_copy_scores_each_buggy_program_as_its_own_fix() -> None:
+    # FixEval's Naive Copy: "the input buggy code is copied to the output". By hand, on two
+    # instances: one whose buggy program differs from its reference (no exact match, compiles),
+    # one whose buggy program does not compile: EM 0, CA 1/2, BLEU the mean of the two
+    # programs' sentence BLEU against their references, nothing edited (precision undefined).
+    from pairbench_async.report.precision import NAIVE_COPY, bleu, naive_copy
+
+    a = Instance(id="a", problem="p", buggy="total = 0\nprint(total + 1)\n", reference="total = 0\nprint(total)\n",
+                 tests=[Test(id="t", input="", output="0\n")], kind="stdio", time_limit=1.0, memory_limit_mb=64)
+    b = msgspec.structs.replace(a, id="b", buggy="print(0\n")
+    s = naive_copy([a, b])
+    assert s.episodes == 2 and s.exact_match_rate == 0.0 and s.compilation_accuracy == 0.5
+    assert s.edit_precision is None and s.turns == 0
+    assert s.bleu == pytest.approx((bleu(a.buggy, a.reference) + bleu(b.buggy, b.reference)) / 2)
+    assert NAIVE_COPY.startswith("Naive Copy")
+    with pytest.raises(ValueError):
+        naive_copy([])
