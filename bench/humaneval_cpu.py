@@ -13,28 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import resource
 import statistics
 import time
 from pathlib import Path
 
 from pairbench_async.sandbox.pool import SandboxPool
 
-from .peer_humaneval import ROOT, instances, load_problems
-
-
-def cpu() -> float:
-    return own_cpu() + below_cpu()
-
-
-def own_cpu() -> float:
-    s = resource.getrusage(resource.RUSAGE_SELF)
-    return s.ru_utime + s.ru_stime
-
-
-def below_cpu() -> float:
-    c = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return c.ru_utime + c.ru_stime
+from .peer_humaneval import ROOT, below_cpu, canonical_jobs, own_cpu
 
 
 def main() -> None:
@@ -43,9 +28,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cache", type=Path, default=ROOT / ".data" / "peer")
     args = ap.parse_args()
-    problems = load_problems()
-    by_task = instances(args.cache, args.workers)
-    jobs = [(by_task[t], p["prompt"] + p["canonical_solution"]) for t, p in problems.items()]
+    jobs = canonical_jobs(args.cache, args.workers)
 
     async def round_() -> tuple[float, float, float]:
         o0, b0, t0 = own_cpu(), below_cpu(), time.perf_counter()

@@ -23,7 +23,7 @@ from pathlib import Path
 from pairbench_async.sandbox import process as _process
 from pairbench_async.sandbox.pool import SandboxPool
 
-from .peer_humaneval import ROOT, instances, load_problems
+from .peer_humaneval import ROOT, canonical_jobs
 
 
 def main() -> None:
@@ -32,9 +32,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cache", type=Path, default=ROOT / ".data" / "peer")
     args = ap.parse_args()
-    problems = load_problems()
-    by_task = instances(args.cache, args.workers)
-    jobs = [(by_task[t], p["prompt"] + p["canonical_solution"]) for t, p in problems.items()]
+    jobs = canonical_jobs(args.cache, args.workers)
     timers = {"load": 0.0, "decode": 0.0, "loads": 0}
     load, decode = _process.Worker.load, _process.decode_result
 

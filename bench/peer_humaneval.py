@@ -84,10 +84,27 @@ def instances(cache: Path, workers: int) -> dict[str, Instance]:
     return {i.id: i for i in read_instances(out).instances}
 
 
+def canonical_jobs(cache: Path, workers: int) -> list[tuple[Instance, str]]:
+    """Every HumanEval task's instance (as the importer wrote it) with its canonical solution."""
+    by_task = instances(cache, workers)
+    return [(by_task[t], p["prompt"] + p["canonical_solution"]) for t, p in load_problems().items()]
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    return s.ru_utime + s.ru_stime
+
+
+def below_cpu() -> float:
+    """CPU seconds of every descendant reaped so far."""
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return c.ru_utime + c.ru_stime
+
+
 def cpu() -> float:
     """CPU seconds of this process and of every descendant reaped so far."""
-    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+    return own_cpu() + below_cpu()
 
 
 def run_human_eval(samples: list[tuple[dict[str, Any], str]], threads: int,

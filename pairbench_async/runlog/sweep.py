@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from ..core.errors import ConfigError
+from .lock import LOCK
 from .store import MANIFEST, RECORDS, read_manifest
 
 __all__ = ["NAME_LIMIT", "check_layout", "holds_run", "is_run", "run_dirs", "safe_part", "setting_name"]
@@ -82,7 +83,7 @@ def run_dirs(root: Path) -> list[tuple[str, Path]]:
         return [("", root)]
     found = [p.parent for p in root.glob(f"*/{RECORDS}")]
     if not found:
-        if (root / MANIFEST).is_file() or (root / ".lock").is_file() or any(root.glob(f"*/{MANIFEST}")):
+        if holds_run(root) or (root / LOCK).is_file():
             # a run that has begun but recorded nothing yet (its references are being checked,
             # its first turns are running): nothing to read yet, which is not a wrong folder
             raise ConfigError(f"{root}: the run has recorded nothing yet (it is starting); "

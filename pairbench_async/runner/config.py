@@ -137,11 +137,6 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                     raise ConfigError(f"the name {name!r} is given to two models ({out[name]} and {spec})")
         return out
 
-    def model_names(self) -> list[str]:
-        """Every model this configuration calls, by name: candidates, feedback, judge."""
-        refs = [*self.candidates, self.feedback, *([self.validator] if self.validator is not None else [])]
-        return list(dict.fromkeys(model_name(r) for r in refs))
-
     def validate(self, models: Collection[str] | Mapping[str, Any] | None = ()) -> None:
         """Every parameter checked before anything is written (a ``--sweep`` point too:
         ``msgspec.structs.replace`` does not run ``__post_init__``).
