@@ -14,6 +14,7 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 
@@ -26,6 +27,31 @@ __all__ = ["SharedWork"]
 
 #: Evaluations kept (least recently used first out).
 _CACHE_SIZE = 4096
+#: What :func:`_joined` returns when the work it waited for was cancelled and this task was not.
+_AGAIN: Any = object()
+
+
+async def _joined(running: asyncio.Future[Any]) -> Any:
+    """The result of work another episode is doing (its failure raised here too), or
+    :data:`_AGAIN` when that episode was cancelled and this one was not: the work is then
+    this episode's to do."""
+    try:
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if not running.cancelled() or (task is not None and task.cancelling()):
+            raise  # our own cancellation
+        return _AGAIN
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    """Tell ``future``'s waiters how the work ended: its exception, or (the working episode
+    was cancelled) a cancellation, which each waiter not itself cancelled takes up again."""
+    if isinstance(exc, asyncio.CancelledError):
+        future.cancel()
+    else:
+        future.set_exception(exc)
+        future.exception()  # retrieved: no "never retrieved" warning without waiters
 
 
 class SharedWork:
@@ -65,13 +91,9 @@ class SharedWork:
             self._eval_cache.move_to_end(key)
             return cached, 0.0
         while (running := self._inflight.get(key)) is not None:
-            try:
-                return await asyncio.shield(running), 0.0
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not running.cancelled() or (task is not None and task.cancelling()):
-                    raise  # our own cancellation
-                # the episode that was running it was cancelled, not us: run it ourselves
+            joined = await _joined(running)  # its failure is ours too
+            if joined is not _AGAIN:
+                return joined, 0.0
         cached = self._eval_cache.get(key)
         if cached is not None:
             return cached, 0.0
@@ -91,13 +113,7 @@ class SharedWork:
             future.set_result(by_id)
             return by_id, ms
         except BaseException as exc:
-            # waiters get the same failure (a cancellation of this episode is theirs
-            # to retry: they see CancelledError only through their own cancellation)
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # retrieved: no "never retrieved" warning without waiters
+            _fail(future, exc)
             raise
         finally:
             del self._inflight[key]
@@ -112,29 +128,22 @@ class SharedWork:
         key = (spec.model, spec.instance_id, spec.run)
         while (known := self._first.get(key)) is not None:
             try:
-                reply, owner = await asyncio.shield(known)
-                return reply, owner  # its own earlier attempt's, on a retry: no new call
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not known.cancelled() or (task is not None and task.cancelling()):
-                    raise  # our own cancellation
+                joined = await _joined(known)
             except Exception:  # noqa: BLE001 - the asking episode's failure is its own: ask again
                 continue
+            if joined is not _AGAIN:
+                reply, owner = joined
+                return reply, owner  # its own earlier attempt's, on a retry: no new call
         future: asyncio.Future[tuple[Completion, str]] = asyncio.get_running_loop().create_future()
         self._first[key] = future
         try:
             reply = await ask()
         except BaseException as exc:
             del self._first[key]  # not kept: a later episode asks again
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # retrieved: no warning when no one waits
+            _fail(future, exc)
             raise
         future.set_result((reply, spec.episode_id))
         return reply, None
-
 
     def remember_first(self, record: TurnRecord) -> None:
         """A recorded turn 0 that made its own call: the repair its protocol's siblings share."""
