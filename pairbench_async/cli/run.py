@@ -314,10 +314,12 @@ async def run_command(args: argparse.Namespace) -> int:
             early.release()
 
 
-async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) -> list[Any]:
-    """The instances whose reference passes its hidden tests (the others named on stderr);
-    :class:`ConfigError` when none does. Recorded in the options, so that a resume checks
-    too (a run from before the check resumes with every instance, as it ran)."""
+async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]
+                   ) -> tuple[list[Any], dict[str, list[float]]]:
+    """The instances whose reference passes its hidden tests (the others named on stderr)
+    and their references' times per test (for the sandbox's loop rule); :class:`ConfigError`
+    when none does. Recorded in the options, so that a resume checks too (a run from
+    before the check resumes with every instance, as it ran)."""
     from ..runner.references import check_references
 
     checked = await check_references(instances, sandbox)
@@ -327,7 +329,7 @@ async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) 
         raise ConfigError("no instance to run: every reference fails some of its own hidden tests "
                           "(`pairbench validate` lists them)")
     options["references_checked"] = True
-    return checked.kept
+    return checked.kept, checked.ref_ms
 
 
 async def _run(args: argparse.Namespace, root: Path) -> int:
@@ -367,13 +369,14 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
             stack.enter_context(lock_folder(root))
             stack.push_async_callback(sandbox.aclose)
             await sandbox.start()
+            times: dict[str, list[float]] = {}
             if not args.resume or options.get("references_checked"):
-                instances = await _checked(instances, sandbox, options)
+                instances, times = await _checked(instances, sandbox, options)
                 printer.instances = instances
             await run_sweep(base, grid, instances, root, resume=args.resume, sandbox=sandbox,
                             dataset_paths=[str(Path(p).resolve()) for p in dataset], observe=printer,
                             retry_errors=args.retry_errors, allow_endpoint_change=args.allow_endpoint_change,
-                            dataset_options=options)
+                            dataset_options=options, reference_times=times)
     except asyncio.CancelledError:
         if not interrupted:
             raise

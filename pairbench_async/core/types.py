@@ -97,8 +97,9 @@ class Test(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_field
     #: This test's CPU limit in seconds, when an importer derived one from the
     #: reference's time; None (absent from the file): the instance's ``time_limit``.
     time_limit: float | None = None
-    #: The reference's CPU time on this test in milliseconds, as measured when the
-    #: limit was derived (the sandbox's loop rule reads it); None: not measured.
+    #: The reference's CPU time on this test in milliseconds (its module and call,
+    #: without the test's ~1 ms fixed cost: ``TestResult.work_ms``), as measured when
+    #: the limit was derived (the sandbox's loop rule reads it); None: not measured.
     ref_ms: float | None = None
 
     __test__ = False  # not a pytest test class, despite the name
@@ -155,6 +156,9 @@ class TestResult(msgspec.Struct, omit_defaults=True):
     timeout: Literal["cpu", "wall"] | None = None
     lines: list[int] | None = None
     value: Any | msgspec.UnsetType = msgspec.UNSET
+    #: the CPU time of the program's own module and call, without the test's fixed
+    #: cost (fork, confinement, input, output): what a reference's ``Test.ref_ms`` is
+    work_ms: float | None = None
 
     __test__ = False  # not a pytest test class, despite the name
 

@@ -150,6 +150,7 @@ class Evaluator:
         retry_errors: bool = False,
         allow_endpoint_change: bool = False,
         dataset_options: Mapping[str, object] | None = None,
+        reference_times: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         config = config or RunConfig()
         #: the spec of every model given as a string, by name (``NAME=SPEC``)
@@ -191,7 +192,7 @@ class Evaluator:
         self._shape_memo: dict[str, dict[str, Shape]] = {}
         self._hidden_memo: dict[str, HiddenData] = {}
         #: what the episodes share: each program's evaluation, each turn-0 repair
-        self._shared = SharedWork(self._sandbox_of, self._count_tests)
+        self._shared = SharedWork(self._sandbox_of, self._count_tests, reference_times)
         self._summaries: dict[str, str] = {}
         self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
                        "completion": 0, "total": 0, "kept_errors": 0, "retried": 0, "calls": 0,
