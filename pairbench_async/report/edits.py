@@ -28,6 +28,7 @@ __all__ = [
     "changed_lines",
     "edit_precision",
     "edit_recall",
+    "nonblank_lines",
     "regenerated",
 ]
 
@@ -56,8 +57,9 @@ class EditSet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         return len(self.changed) / self.lines if self.lines else None
 
 
-def _keyed(text: str) -> tuple[list[int], list[str]]:
-    """The non-blank lines' numbers and comparison keys (the line without trailing whitespace)."""
+def nonblank_lines(text: str) -> tuple[list[int], list[str]]:
+    """The non-blank lines' numbers and comparison keys (the line without trailing whitespace):
+    what :func:`changed_lines` compares, and :mod:`.bugs` too."""
     numbers: list[int] = []
     keys: list[str] = []
     for number, line in enumerate(source_lines(text), start=1):
@@ -78,8 +80,8 @@ def changed_lines(base: str, new: str) -> EditSet:
     The diff is :class:`difflib.SequenceMatcher`'s opcodes with ``autojunk=False`` (its
     popular-line heuristic would make long programs' diffs depend on line frequency).
     """
-    numbers, base_keys = _keyed(base)
-    _, new_keys = _keyed(new)
+    numbers, base_keys = nonblank_lines(base)
+    _, new_keys = nonblank_lines(new)
     end = numbers[-1] + 1 if numbers else 1
     changed: set[int] = set()
     inserted: set[int] = set()
