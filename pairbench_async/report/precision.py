@@ -1,6 +1,6 @@
 """Repair-precision metrics (PDB, FixEval) per turn and per model: how a repair edits the program.
 
-This module owns the scoring of seed 003 (PDB: edit-level precision and recall,
+This module owns the scoring of seed 003 (PDB: bug-level recall and edit-level precision,
 regeneration versus precise debugging) and seed 004 (FixEval: verdict mix with CE, exact
 match with and without comments, BLEU, CodeBLEU), as DESIGN.md section 4 asks for them
 beside the execution metrics;
@@ -97,9 +97,11 @@ class TurnPrecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     protocol: str
     run: int
     turn: int
-    #: :func:`~.edits.edit_precision`; None when the program equals the buggy one (whitespace aside)
+    #: :func:`~.edits.edit_precision` (line proximity, not PDB's); None when the program
+    #: equals the buggy one (whitespace aside)
     edit_precision: float | None
-    #: :func:`~.edits.edit_recall`; None when the reference equals the buggy program
+    #: :func:`~.edits.edit_recall` (line proximity, not PDB's); None when the reference
+    #: equals the buggy program
     edit_recall: float | None
     #: share of the buggy program's non-blank lines replaced or deleted
     changed_share: float | None
@@ -207,10 +209,10 @@ def turn_precision(
 class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The repair-precision metrics of one (model, protocol) group.
 
-    Turn-level values (edit precision and recall, regeneration, the overall verdict mix)
-    are averaged over turns >= 1 within each episode, then across episodes, like the
-    PAIR-BENCH turn metrics. Exact match, BLEU and CodeBLEU read each episode's final
-    program.
+    Turn-level values (line-proximity edit precision and recall, regeneration, the overall
+    verdict mix) are averaged over turns >= 1 within each episode, then across episodes,
+    like the PAIR-BENCH turn metrics. Exact match, BLEU, CodeBLEU and PDB's recall and
+    precision (the ``pdb_`` fields) read each episode's final program.
     """
 
     #: finished episodes of the group
