@@ -21,6 +21,7 @@ import msgspec
 import pytest
 
 from pairbench_async.cli.report import add_report_arguments, report_command
+from pairbench_async.core.errors import SandboxError
 from pairbench_async.core.types import Instance
 from pairbench_async.datasets.files import load_dataset
 from pairbench_async.runlog.records import EpisodeRecord, TurnRecord
@@ -196,3 +197,22 @@ async def test_no_bug_check_scores_only_what_the_records_verify(
     text = capsys.readouterr().out
     assert "PDB-Recall" in text and "PDB-Precision" in text and "LineProxP" in text
 
+
+
+async def test_a_sandbox_that_cannot_start_leaves_the_episodes_unverified(
+        run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        async def start(self) -> None:
+            raise SandboxError("no sandbox here")
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox", lambda args, config=None: Broken())
+    assert await report_command(_args(str(run_dir), "--json")) == 0
+    out = capsys.readouterr()
+    assert "PDB's bug checks could not run (no sandbox here)" in out.err
+    rows = msgspec.json.decode(out.out)["precision"].values()
+    # the report still comes out; what could not be checked is counted, not scored
+    assert sum(row["pdb_unverified"] for row in rows) > 0
+    assert all(row["pdb_episodes"] + row["pdb_unverified"] == row["episodes"] for row in rows)
