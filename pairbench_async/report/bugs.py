@@ -120,7 +120,8 @@ def apply_hunks(base: str, chosen: Sequence[Hunk]) -> str:
     for i, a in enumerate(ordered):
         for b in ordered[i + 1:]:
             if _conflict(a, b):
-                raise ValueError(f"hunks at base lines {a.first}-{a.last} and {b.first}-{b.last} conflict")
+                raise ValueError(f"hunks at base lines {a.first}-{a.last} and "
+                                 f"{b.first}-{b.last} conflict")
     out: list[str] = []
     at = 1  # the next base line number to copy
     for h in ordered:
@@ -173,7 +174,8 @@ class _Plan(msgspec.Struct, frozen=True):
 def _plan(buggy: str, reference: str, final: str, tolerance: int) -> _Plan:
     bugs = hunks(buggy, reference)
     edits = hunks(buggy, final)
-    reverts = [apply_hunks(buggy, [b for j, b in enumerate(bugs) if j != i]) for i in range(len(bugs))]
+    reverts = [apply_hunks(buggy, [b for j, b in enumerate(bugs) if j != i])
+               for i in range(len(bugs))]
     mapped: list[list[int]] = []
     pseudo: list[str | None] = []
     for i, bug in enumerate(bugs):
@@ -183,7 +185,8 @@ def _plan(buggy: str, reference: str, final: str, tolerance: int) -> _Plan:
             pseudo.append(None)
             continue
         model = [edits[e] for e in mine]
-        others = [b for j, b in enumerate(bugs) if j != i and not any(_conflict(b, m) for m in model)]
+        others = [b for j, b in enumerate(bugs)
+                  if j != i and not any(_conflict(b, m) for m in model)]
         pseudo.append(apply_hunks(buggy, [*model, *others]))
     return _Plan(bugs, reverts, edits, mapped, pseudo)
 
@@ -203,7 +206,8 @@ def bug_programs(buggy: str, reference: str, final: str, tolerance: int = 1) -> 
 
 
 def _components(plan: _Plan, real: list[int], tolerance: int) -> list[tuple[list[int], list[int]]]:
-    """Connected groups of (edits, real bugs) under "mapped to": an edit near two bugs joins them."""
+    """Connected groups of (edits, real bugs) under "mapped to": an edit near two bugs
+    joins them."""
     parent = list(range(len(plan.edits) + len(plan.bugs)))
 
     def root(x: int) -> int:

@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 
 from ..core.errors import PairbenchError
+from ..core.types import Instance
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
 from ..runlog.messages import read_messages, read_summary_calls
-from ..core.types import Instance
 from ..runlog.records import Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem

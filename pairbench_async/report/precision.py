@@ -373,7 +373,8 @@ def pdb_programs(
         if (instance.id, episode[-1].program) in seen:
             continue
         seen.add((instance.id, episode[-1].program))
-        for program in bug_programs(instance.buggy, instance.reference, episode[-1].program, tolerance):
+        final = episode[-1].program
+        for program in bug_programs(instance.buggy, instance.reference, final, tolerance):
             key = verdict_key(instance.id, program)
             if key not in known:
                 out.setdefault(key, (instance, program))
@@ -399,8 +400,8 @@ def precision_by_model(
     per group); without it ``PrecisionSummary.codebleu`` is None. ``bug_verdicts`` (keyed by
     :func:`verdict_key`) adds to the verdicts the records hold for PDB's measures
     (:func:`pdb_programs` lists the missing ones); an episode still missing one is counted in
-    ``pdb_unverified``. Raises :class:`~..core.errors.ConfigError` for a record whose instance is not in
-    ``instances``.
+    ``pdb_unverified``. Raises :class:`~..core.errors.ConfigError` for a record whose
+    instance is not in ``instances``.
     """
     check_tolerance(tolerance)
     check_threshold(threshold)
@@ -428,7 +429,8 @@ def precision_by_model(
         final_pairs.setdefault(key, []).append((last.program, instance.reference))
         if (instance.id, last.program) not in bug_memo:
             bug_memo[(instance.id, last.program)] = score_bugs(
-                instance.buggy, instance.reference, last.program, _lookup(verdicts, instance.id), tolerance)
+                instance.buggy, instance.reference, last.program, _lookup(verdicts, instance.id),
+                tolerance)
         bugs.setdefault(key, []).append(bug_memo[(instance.id, last.program)])
     return {key: _summarise(scored[key], finals[key],
                             codebleu(final_pairs[key]) if codebleu is not None else None, bugs[key])

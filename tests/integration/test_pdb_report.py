@@ -88,7 +88,8 @@ def size(h: tuple[int, int, list[str], range]) -> int:
 
 async def passes(pool: SandboxPool, inst: Instance, program: str, memo: dict[str, bool]) -> bool:
     if program not in memo:
-        results = await pool.run(inst.program(program), inst.tests, inst.limits, checker=inst.checker)
+        results = await pool.run(inst.program(program), inst.tests, inst.limits,
+                                 checker=inst.checker)
         assert not any(r.verdict.value == "SF" for r in results)
         memo[program] = all(r.passed for r in results)
     return memo[program]
@@ -125,7 +126,8 @@ async def recompute(pool: SandboxPool, inst: Instance, final: str, memo: dict[st
         seen |= group_bugs
         done = group_bugs & fixed
         if done:
-            credited += min(sum(size(edits[e]) for e in group_edits), sum(size(gold[i]) + EPS for i in done))
+            credited += min(sum(size(edits[e]) for e in group_edits),
+                            sum(size(gold[i]) + EPS for i in done))
     edited = sum(size(e) for e in edits)
     return (len(bugs), len(fixed), len(fixed) / len(bugs) if bugs else None,
             credited / edited if edited else None)
@@ -139,7 +141,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dataset = base / "multi.jsonl"
     dataset.write_bytes(b"".join(msgspec.json.encode(i) + b"\n" for i in multi))
     subprocess.run([sys.executable, "-m", "pairbench_async", "run", "--dataset", str(dataset),
-                    "--candidate", "sim:0.2", "sim:0.6", "--turns", "2", "--out", str(base / "run")],
+                    "--candidate", "sim:0.2", "sim:0.6", "--turns", "2",
+                    "--out", str(base / "run")],
                    check=True, capture_output=True, text=True, timeout=300)
     return base / "run"
 
@@ -176,7 +179,8 @@ async def test_json_pdb_recall_and_precision_recompute_from_the_records(
         precisions = [s[3] for s in scores if s[3] is not None]
         row = got[model]
         assert (row["pdb_episodes"], row["pdb_unverified"]) == (len(scores), 0)
-        assert (row["pdb_bugs"], row["pdb_fixed"]) == (sum(s[0] for s in scores), sum(s[1] for s in scores))
+        assert (row["pdb_bugs"], row["pdb_fixed"]) == (sum(s[0] for s in scores),
+                                                       sum(s[1] for s in scores))
         assert row["pdb_recall"] == pytest.approx(sum(recalls) / len(recalls), abs=1e-12)
         assert row["pdb_precision"] == (pytest.approx(sum(precisions) / len(precisions), abs=1e-12)
                                         if precisions else None)
@@ -190,7 +194,7 @@ async def test_no_bug_check_scores_only_what_the_records_verify(
         run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert await report_command(_args(str(run_dir), "--json", "--no-bug-check")) == 0
     data = msgspec.json.decode(capsys.readouterr().out)
-    for model, row in data["precision"].items():
+    for row in data["precision"].values():
         # every finished episode is scored or counted unverified, never guessed
         assert row["pdb_episodes"] + row["pdb_unverified"] == row["episodes"]
     assert await report_command(_args(str(run_dir))) == 0
@@ -208,7 +212,8 @@ async def test_a_sandbox_that_cannot_start_leaves_the_episodes_unverified(
         async def aclose(self) -> None:
             pass
 
-    monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox", lambda args, config=None: Broken())
+    monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox",
+                        lambda args, config=None: Broken())
     assert await report_command(_args(str(run_dir), "--json")) == 0
     out = capsys.readouterr()
     assert "PDB's bug checks could not run (no sandbox here)" in out.err
