@@ -192,16 +192,12 @@ def _plan(buggy: str, reference: str, final: str, tolerance: int) -> _Plan:
 
 
 def bug_programs(buggy: str, reference: str, final: str, tolerance: int = 1) -> list[str]:
-    """Every program :func:`score_bugs` asks a verdict of (distinct canonical texts, in order),
-    except those equal to the reference, which pass by construction."""
+    """Every program :func:`score_bugs` asks a verdict of (distinct canonical texts, in order)."""
     check_tolerance(tolerance)
     plan = _plan(buggy, reference, final, tolerance)
-    ref = canonical(reference)
     out: dict[str, str] = {}
     for program in [*plan.reverts, *(p for p in plan.pseudo if p is not None)]:
-        key = canonical(program)
-        if key != ref:
-            out.setdefault(key, program)
+        out.setdefault(canonical(program), program)
     return list(out.values())
 
 
@@ -232,8 +228,8 @@ def score_bugs(buggy: str, reference: str, final: str, verdict: Verdict,
     """PDB's bug-level recall and fix-verified edit-level precision of ``final``.
 
     ``verdict(program)`` says whether a program passes every hidden test (None: unknown);
-    a program equal to the reference (:func:`canonical`) passes without asking. Returns None
-    when a verdict the score needs is unknown. A candidate bug is a bug when its revert
+    every program is asked, the reference too (a fix written as the reference's is verified
+    like any other). Returns None when a verdict the score needs is unknown. A candidate bug is a bug when its revert
     fails; it is fixed when some edit of ``final`` lies within ``tolerance`` lines of it and
     its pseudo-fixed program passes. Each group of edits and bugs joined by that mapping is
     credited min(its edited lines, sum over its fixed bugs of (the bug's reference lines +
@@ -241,14 +237,9 @@ def score_bugs(buggy: str, reference: str, final: str, verdict: Verdict,
     """
     check_tolerance(tolerance)
     plan = _plan(buggy, reference, final, tolerance)
-    ref = canonical(reference)
-
-    def passes(program: str) -> bool | None:
-        return True if canonical(program) == ref else verdict(program)
-
     real: list[int] = []
     for i, revert in enumerate(plan.reverts):
-        ok = passes(revert)
+        ok = verdict(revert)
         if ok is None:
             return None
         if not ok:  # the tests need this hunk: a bug
@@ -258,7 +249,7 @@ def score_bugs(buggy: str, reference: str, final: str, verdict: Verdict,
         program = plan.pseudo[i]
         if program is None:  # nothing mapped: the pseudo-fixed program is the revert, which fails
             continue
-        ok = passes(program)
+        ok = verdict(program)
         if ok is None:
             return None
         if ok:

@@ -163,13 +163,18 @@ def test_a_regenerated_program_fixes_every_bug_at_a_low_precision() -> None:
     assert score_bugs(BUGGY, REFERENCE, final, runs, tolerance=0).precision == pytest.approx(3 / 11)
 
 
-def test_the_reference_itself_scores_one_and_asks_nothing_of_its_pseudo_fixes() -> None:
-    # final = reference: every pseudo-fixed program is the reference (passes by
-    # construction, not asked); only the three reverts are run.
+def test_the_reference_itself_scores_one_and_is_run_not_assumed() -> None:
+    # final = reference: every pseudo-fixed program is the reference; it is run like any
+    # other program (3 reverts, then the reference for each of the 3 bugs).
     verdict, asked = counted(runs)
     score = score_bugs(BUGGY, REFERENCE, REFERENCE, verdict)
     assert score is not None and (score.recall, score.precision) == (1.0, 1.0)
-    assert len(asked) == 3 and all(canonical(p) != canonical(REFERENCE) for p in asked)
+    assert [canonical(p) == canonical(REFERENCE) for p in asked] == [False] * 3 + [True] * 3
+    # a reference that fails its own tests fixes nothing, however exactly it is copied
+    # mutation: assuming the reference passes would give recall 1 here.
+    score = score_bugs(BUGGY, REFERENCE, REFERENCE,
+                       lambda p: False if canonical(p) == canonical(REFERENCE) else runs(p))
+    assert score is not None and (score.fixed, score.recall, score.precision) == (0, 0.0, 0.0)
 
 
 def test_a_reference_hunk_the_tests_do_not_need_is_no_bug() -> None:
@@ -275,8 +280,8 @@ def records() -> list[Record]:
 def test_per_model_means_over_final_programs_with_verdicts_run_by_the_caller() -> None:
     instances = {"i1": instance("i1")}
     needed = pdb_programs(records(), instances)
-    # A needs 3 reverts + bug 2's pseudo-fix (bug 1's is the reference); B the same reverts;
-    # the buggy program, recorded as failing (B turn 0), is none of them. 4 programs.
+    # A needs 3 reverts + bug 1's pseudo-fix (the reference, recorded as passing at A turn 0)
+    # + bug 2's; B the same reverts; the buggy program (B turn 0) is none of them: 4 to run.
     assert len(needed) == 4 and all(inst.id == "i1" for inst, _ in needed)
     verdicts = {verdict_key(inst.id, program): runs(program) for inst, program in needed}
     summary = precision_by_model(records(), instances, bug_verdicts=verdicts)["m"]
