@@ -229,11 +229,12 @@ def score_bugs(buggy: str, reference: str, final: str, verdict: Verdict,
 
     ``verdict(program)`` says whether a program passes every hidden test (None: unknown);
     every program is asked, the reference too (a fix written as the reference's is verified
-    like any other). Returns None when a verdict the score needs is unknown. A candidate bug is a bug when its revert
-    fails; it is fixed when some edit of ``final`` lies within ``tolerance`` lines of it and
-    its pseudo-fixed program passes. Each group of edits and bugs joined by that mapping is
-    credited min(its edited lines, sum over its fixed bugs of (the bug's reference lines +
-    tolerance)); precision is the credit over all edited lines.
+    like any other). Returns None when a verdict the score needs is unknown. A candidate
+    bug is a bug when its revert fails; it is fixed when some edit of ``final`` lies within
+    ``tolerance`` lines of it and its pseudo-fixed program passes. Each group of edits and
+    bugs joined by that mapping is credited min(its edited lines, sum over its fixed bugs
+    of (the bug's reference lines + tolerance)); precision is the credit over all edited
+    lines.
     """
     check_tolerance(tolerance)
     plan = _plan(buggy, reference, final, tolerance)
