@@ -71,7 +71,8 @@ _FEATURE: Final = (
     r"(?:empty|blank|nothing\s+(?:at\s+all|to\s+(?:read|process))|no\s+(?:numbers|values|elements|items|input|"
     r"data|characters|letters|edges|lines|words)|single|only\s+one|just\s+one|one\s+(?:element|item|number|"
     r"value|character|letter|node|row|column|query|word|interval)|duplicat\w*|repeat\w*|repetitions?|"
-    r"more\s+than\s+once|twice|several\s+times|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
+    r"more\s+than\s+once|twice|several\s+times|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:two|three|\d+)|"
+    r"more\s+than\s+(?:one|two|\d+)\b(?!\s+(?:tests?|cases?|times))|multiple|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
     r"zeros?|positive|large|larger|huge|big|long|longer|maximum|minimum|maximal|minimal|small|tiny|short|"
     r"sorted|unsorted|reversed?|descending|ascending|decreasing|increasing|odd|even|"
     r"upper[\s-]?case|lower[\s-]?case|mixed[\s-]?case|capital\w*|whitespace|spaces?|punctuation|special\s+"
@@ -93,7 +94,7 @@ _FEATURE_ADJ: Final = (
 )
 #: words that put a feature on the output (the symptom), not on the input
 _OUTPUT_CUE: Final = re.compile(
-    r"\b(?:outputs?|output\w*|print\w*|return\w*|answers?|results?|expected|produc\w*|gives?|gave|"
+    r"\b(?:outputs?|output\w*|print(?!ers?\b)\w*|return\w*|answers?|results?|expected|produc\w*|gives?|gave|"
     r"reports?|reported|shows?(?!\s+up)|displays?|prints?)\b",
     re.I,
 )
@@ -182,7 +183,8 @@ _INPUT_SUBJECT: Final = re.compile(
     r"^\s*(?:(?:a|an|the|some|any|no|every|each|all|both|two|several|at\s+least\s+\w+|more\s+than\s+\w+|"
     r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
     r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
-    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?)\b",
+    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?|arriv(?:e|es)|leaves?|joins?|enters?|overlaps?|"
+    r"touch(?:es)?|sits?\s+idle)\b",
     re.I,
 )
 
@@ -273,6 +275,8 @@ _MEMORY_VERB: Final = (
 _HELD: Final = (
     r"(?:track|count|counts|counter|information|info|state|running|previous|earlier|prior|sum|total|maximum|"
     r"minimum|max|min|best|position|index|history|memory|frequenc\w*|occurrences|value\s+of|values\s+seen|"
+    r"precision|accuracy|(?:the\s+|its\s+)?(?:rest|remainder)\s+of\s+(?:the|its)|(?:the\s+|its\s+)?(?:low|lower|last|"
+    r"trailing|extra)\s+(?:digits|bits)|"
     r"what\s+it|which|how\s+many|its\s+\w+|the\s+(?:count|counter|sum|total|information|state|running|"
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
@@ -336,7 +340,9 @@ _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
     r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
     r"search|traversal|recursion|scan|conversion|calculation|computation|division|formula|update|rounding|"
-    r"truncation|parsing|lookup|comparison|check|counter|it)\b",
+    r"truncation|parsing|lookup|comparison|check|counter|it|parser|reader|tokeni[sz]er|table|array|dictionary|"
+    r"dict|stack|queue|heap|clock|accumulator|variable|index|pointer|cache|memo|recurrence|dp|bounds?\s+check|"
+    r"(?:[\w-]+\s+)?(?:loop|branch|condition|update|check|test|guard|step))\b",
     re.I,
 )
 
@@ -390,6 +396,8 @@ _CONCEPT_PATTERNS: Final = (
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
     re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
                r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
+               r"is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
+               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
                r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
                r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
@@ -414,8 +422,12 @@ _CONCEPT_PATTERNS: Final = (
                r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
                r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+    # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
+    # "the update ignores the arrival time", is L3's: issue 24, round 3)
     re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
-               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
+               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\s+"
+               r"(?:that|the\s+fact|whether|how|the\s+(?:rule|requirement|constraint|condition|possibility|case\s+"
+               r"(?:where|when|that)))\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
 )
@@ -442,13 +454,54 @@ _REPAIR_PARTICIPLE: Final = re.compile(
 _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
 
 
+#: a correction by contrast: "must cost infinity, not zero", "run on until the next operator, not for
+#: just one character", "Closeness in value, not in position" (issue 24, round 3); the clause before
+#: it must not be about the program, its state or its output ("The solution records the first
+#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
+_CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
+                              r"the|a|an)\b", re.I)
+_PROGRAM_CLAUSE: Final = re.compile(
+    r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
+    r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
+    r"lands?|wrong|incorrect|differs?)\b", re.I)
+
+
+#: a multiplicity guessed from the output, as Table II's own L1 example does ("suggesting that
+#: something may be counted extra"): "It looks as though some ways are counted more than once"
+#: is the symptom (issue 24, round 3)
+_MULTIPLE: Final = re.compile(r"\b(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often|double[\s-]?count\w*)\b",
+                              re.I)
+_HEDGE: Final = re.compile(r"\b(?:as\s+though|as\s+if|seems?|seemingly|suggest\w*|may|might|perhaps|possibly|"
+                           r"probably|looks?\s+like|apparently|presumably)\b", re.I)
+
+
+def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;!?\n"), default=-1) + 1
+    return bool(_MULTIPLE.search(found.group()) and _HEDGE.search(hint[start: found.start()]))
+
+
+def _contrast(hint: str) -> re.Match[str] | None:
+    for found in _CONTRAST.finditer(hint):
+        start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
+        clause = hint[start: found.start()]
+        if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not _OUTPUT_CUE.search(clause)
+                and not _TOO.search(clause) and not state_reasons(clause)):
+            return found
+    return None
+
+
 def concept_reasons(hint: str) -> list[str]:
+    found = _contrast(hint)
+    if found:
+        return [f"concept: states the missing rule by contrast {_show(found.group())} "
+                "(reserved for L5 and above)"]
     for pattern in _CONCEPT_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
                               and re.search(r"\bbe\b", m.group()))
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
-                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))), None)
+                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))
+                      and not _guessed_multiplicity(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]

@@ -101,14 +101,18 @@ def _program_shape(candidate: str, reference: str) -> ProgramShape:
 
 
 #: an operand: a name or number, optionally subscripted or called (one level of nesting)
-_OPERAND: Final = r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?)(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\))*"
+#: (issue 24, round 3: a method after a subscript or call, ``adj[u].append(v)``, and a string's
+#: method, ``"".join(out)``, continue the same operand)
+_OPERAND: Final = (r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?|\"[^\"\n]{0,12}\"(?=\.)|'[^'\n]{0,12}'(?=\.))"
+                   r"(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\)|\.[A-Za-z_]\w*)*")
 _OPERATOR: Final = r"(?://|\*\*|<=|>=|==|!=|[+*/%<>]|-(?=\s))"
 #: one code fragment: assignment, or operator chain, or a subscript or call alone
 _FRAGMENT: Final = re.compile(
     rf"(?<![\w.])(?P<lhs>{_OPERAND})\s*(?P<aug>//|\*\*|[-+*/%])?=(?!=)\s*\(?\s*(?P<rhs>-?{_OPERAND}"
     rf"(?:\s*{_OPERATOR}\s*\(?\s*-?{_OPERAND}\)?)*)"
     rf"|(?<![\w.])\(?(?P<left>{_OPERAND})\)?(?:\s*{_OPERATOR}\s*\(?\s*-?(?:{_OPERAND})\)?)+"
-    rf"|(?<![\w.])(?P<alone>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)"
+    rf"|(?<![\w.])(?P<alone>(?:[A-Za-z_]\w*|\"[^\"\n]{{0,12}}\"|'[^'\n]{{0,12}}')(?:\.[A-Za-z_]\w*)*"
+    rf"(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+(?:\.[A-Za-z_]\w*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)*)"
 )
 _NAME: Final = re.compile(r"[A-Za-z_]\w*")
 #: the hint tells the candidate to write the fragment: "Write visited[u] = True", "set x to ..."
@@ -144,6 +148,8 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
         if not names:
             continue
         shaped = bool(re.search(r"[\[(]", text))
+        before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
+        verbatim = _squash(text) in shape.candidate and not _WRITE.search(before)
         if found.group("lhs") is not None:
             # "n = 1" describes an input; a longer name, a subscript or an expression is code
             if not (len(found.group("lhs")) >= 2 or found.group("aug") or re.search(r"[A-Za-z_(\[]", found.group("rhs"))):
@@ -152,12 +158,15 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
             # an operator between operands, one of them a program name of 2+ characters or a
             # subscripted or called name: "start + d", "nx >= 0"; not "n - 1", "k * 2"
             if not (shaped or any(len(n) >= 2 for n in names)):
+                # ... unless the candidate's own expression is named as a place: "the n ** 0.5
+                # computation" (issue 24, round 3)
+                if verbatim and (_FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)):
+                    out.append((found, False))
                 continue
         # a statement is code even when the candidate has it ("dp[c] = ... must run for c from W
         # down"): only an expression of the candidate, quoted as the name of a place ("the
         # expression ...", "the condition comparing ...", "... expression in the branch"; a lone
         # subscript or call is a name anyway), points at it
-        before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
         quote = (found.group("lhs") is None and _squash(text) in shape.candidate
                  and not _WRITE.search(before) and not _STATEMENT_LEAD.search(before)
                  and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
