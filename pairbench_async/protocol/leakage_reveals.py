@@ -99,7 +99,8 @@ _OUTPUT_CUE: Final = re.compile(
     re.I,
 )
 _TRIGGER: Final = re.compile(
-    r"\b(?:when(?:ever)?|if|once|as\s+soon\s+as|in\s+(?:the\s+)?cases?\s+(?:where|when|with|of)|"
+    # "as if": a comparison, not a condition (issue 24, round 3)
+    r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as|in\s+(?:the\s+)?cases?\s+(?:where|when|with|of)|"
     r"only\s+(?:for|on|with))\b",
     re.I,
 )
@@ -338,11 +339,11 @@ _INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|rep
 #: the cause, told through what the solution does (L3's "internal reasoning")
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
-    r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
+    r"(?:the\s+|this\s+|its\s+|your\s+)?(?:[\w-]+\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
     r"search|traversal|recursion|scan|conversion|calculation|computation|division|formula|update|rounding|"
     r"truncation|parsing|lookup|comparison|check|counter|it|parser|reader|tokeni[sz]er|table|array|dictionary|"
     r"dict|stack|queue|heap|clock|accumulator|variable|index|pointer|cache|memo|recurrence|dp|bounds?\s+check|"
-    r"(?:[\w-]+\s+)?(?:loop|branch|condition|update|check|test|guard|step))\b",
+    r"branch|condition|update|check|test|guard|step)\b",
     re.I,
 )
 
@@ -406,9 +407,9 @@ _CONCEPT_PATTERNS: Final = (
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
     # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
     re.compile(r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
-               r"(?<!\bit\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
-               r"(?:[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
-               r"expected\b|before\b)[a-z]{3,}", re.I),
+               r"(?<!\bit\s)(?<!\bthe\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+               r"(?:(?!as\b)[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
+               r"expected\b|before\b|soon\b|long\b|far\b|often\b|usual\b|follows\b)[a-z]{3,}", re.I),
     # a multiplicity: "you add the middle element twice", "includes the centre two times"
     re.compile(r"\b(?:add|adds|added|adding|count|counts|counted|counting|include|includes|included|including|"
                r"use|uses|used|using|visit|visits|visited|take|takes|took|taken|sum|sums|summed|subtract|subtracts|"
