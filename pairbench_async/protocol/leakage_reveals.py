@@ -41,7 +41,11 @@ passive "is ignored"), a cause through the program's parts ("because the convers
 ``concept`` also as a classification, a multiplicity ("adds ... twice"), an order of events, a
 definition ("zero means ..."), a constraint ("can only start once ..."), but not the program's
 own doing ("the table treats X as Y") nor a norm followed by a repair participle ("should be
-compared", a direction).
+compared", a direction). Round 3 (revision 6): a cardinality in a condition on the input ("as soon
+as there are at least two coin values"), losing precision or digits and a cause through any named
+program part ("since the parser ..."), a correction by contrast (", not for just one character")
+unless its clause is about the program or output; a multiplicity guessed under a hedge is the
+symptom (Table II's own L1 example), "ignores" is a concept only of a fact ("ignores that ...").
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side

@@ -14,7 +14,9 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   (a location, below L4; see :func:`candidate_quotes`), unless the hint tells the candidate to
   write it ("use", "write", "set ... to"). An assignment is a statement and code even when the
   candidate has it ("Write visited[u] = True"). Text of the problem
-  statement is public and never counts.
+  statement is public and never counts. A method after a subscript or call, or a string's method
+  (``adj[u].append(v)``, ``"".join(out)``), continues the operand; an expression of one-letter
+  names verbatim from the candidate and named as a place ("the n ** 0.5 computation") is a quote.
 * **Reference n-grams** (``code``, every level): a run of :data:`NGRAM` code tokens (names,
   numbers, strings, operators, brackets; at least two of them symbols and two not) that a
   line of the reference holds and the candidate's program does not: an exact patch of the
