@@ -135,6 +135,11 @@ _INPUT_PATTERNS: Final = (
     # "inputs below -17.8 degrees", "values over 10^9": inputs picked out by a bound
     re.compile(rf"\b{_INPUT_NOUN}\s+(?:below|above|under|over|beyond|past|exceeding|(?:less|greater|more|fewer|larger|"
                rf"smaller|bigger|higher|lower)\s+than|of\s+at\s+(?:least|most))\s+-?\d", re.I),
+    # "for phrases with spaces or punctuation in them": any plural noun holding a feature; "Even with
+    # k = 1": a one-letter input given a value (issue 24, round 3)
+    re.compile(rf"\b(?:on|for|given)\s+(?:(?:the|some|such|these|those|any|all)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*s\s+"
+               rf"(?:with|containing|having|that\s+(?:have|contain|include))\s+(?:[\w-]+\s+){{0,2}}?{_FEATURE}\b", re.I),
+    re.compile(r"\b(?:with|for|given|when|if)\s+[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -194,6 +199,9 @@ _INPUT_SUBJECT: Final = re.compile(
 )
 
 
+#: a condition clause placed in the input: "once the minutes in the input add up to more than an hour"
+_IN_INPUT: Final = re.compile(r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{0,60}?"
+                              r"\b(?:in|of)\s+the\s+input\b[^,.;:!?]*)", re.I)
 _HANDLED: Final = re.compile(
     r"\b(?:handles|handled|handle|treats|treated|processes|processed|deals\s+with|copes\s+with)\s+"
     r"(?:(?:the|some|any|all|those|such)\s+)?(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?:that|which|where|whose|with|"
@@ -246,6 +254,10 @@ def input_pattern_reasons(hint: str) -> list[str]:
         clause = found.group("clause")
         if (_INPUT_SUBJECT.search(clause) and not _ABOUT_PROGRAM.search(clause)
                 and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause)):
+            return [f"input_pattern: a condition on the input {_show(found.group())} "
+                    "(reserved for L2 and above)"]
+    for found in _IN_INPUT.finditer(hint):
+        if not _OUTPUT_CUE.search(found.group("clause")) and not _TOO.search(found.group("clause")):
             return [f"input_pattern: a condition on the input {_show(found.group())} "
                     "(reserved for L2 and above)"]
     for trigger in _TRIGGER.finditer(hint):
@@ -325,6 +337,10 @@ _STATE_PATTERNS: Final = (
                r"\b(?:is|are|was|were|gets|get)\s+(?:simply\s+|just\s+|then\s+)?ignored\b|"
                r"\b(?:is|are)\s+(?:ever|only\s+ever)\s+(?:looked\s+at|examined|compared|considered|inspected)\b|"
                r"\bthe\s+(?:program|solution|code)\s+(?:tallies|tracks|records|accumulates|collects)\b", re.I),
+    # what the program's data still holds: "the cleaned-up text that ends up being compared still has
+    # the punctuation in it" (issue 24, round 3; of the output it is the symptom: see state_reasons)
+    re.compile(r"\b(?:compared|stored|kept|built|computed|cleaned|processed|used|checked|saved|held)\b[^.;!?]{0,40}?"
+               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -410,7 +426,9 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
     # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
-    re.compile(r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
+    re.compile(r"(?<!\bcount\s)(?<!\bcounter\s)(?<!\bindex\s)(?<!\bsearch\s)"
+               r"(?<!\bparser\s)(?<!\bupdate\s)(?<!\bposition\s)(?<!\blist\s)(?<!\barray\s)(?<!\bmap\s)"
+               r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
                r"(?<!\bit\s)(?<!\bthe\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
                r"(?:(?!as\b)[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
                r"expected\b|before\b|soon\b|long\b|far\b|often\b|usual\b|follows\b)[a-z]{3,}", re.I),
@@ -425,6 +443,8 @@ _CONCEPT_PATTERNS: Final = (
     # a definition: "a quantity of zero means the item is gone"
     re.compile(r"\b(?:means|implies)\s+(?:that\s+)?(?:the|a|an|it|they|there)\s+(?!(?:output|answer|result|program|"
                r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
+    # a constraint on two things at once: "Two equal values can never both sit in ..." (issue 24, round 3)
+    re.compile(r"\b(?:can|could|may)(?:\s+not|\s+never|not|n['’]t)\s+both\b|\bnever\s+both\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
                r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
     # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
@@ -453,6 +473,10 @@ _REPAIR_PARTICIPLE: Final = re.compile(
     r"called|(?:not|never)\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|append|print))\b",
     re.I,
 )
+
+
+#: "it should be (a - 1) // k": an expression asked for is a direction (or code), not a rule
+_CODE_VALUE: Final = re.compile(r"\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?\w")
 
 
 #: "... has to be found again every time": the cost of what the program does, not a rule
@@ -506,6 +530,7 @@ def concept_reasons(hint: str) -> list[str]:
                               and re.search(r"\bbe\b", m.group()))
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
+                      and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
                       and not _guessed_multiplicity(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "

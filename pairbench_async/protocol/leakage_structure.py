@@ -137,6 +137,15 @@ _FRAMED_BEFORE: Final = re.compile(
 #: the fragment continues a statement ("for i in range(n)", "return sorted(a)"): code, not a name
 _STATEMENT_LEAD: Final = re.compile(r"\b(?:for\s+[\w, ]+\s+in|while|if|elif|return|yield|lambda[^:]*:|print\(|"
                                     r"not\s+in)\s*[`'\"]?\s*$")
+_REPLACED: Final = re.compile(r"\b(?:replace|replacing|rewrite|rewriting)\s+(?:[^.;\n]{0,60}?\s(?:and|or)\s+)?[`'\"]?$",
+                             re.I)
+
+
+def _in_words(rest: str) -> bool:
+    """Whether what replaces the quoted code ("... with a two-sided range check") is told in words."""
+    sentence = re.split(r"[.;!?\n]", rest, maxsplit=1)[0]
+    found = re.search(r"\b(?:with|by)\b", sentence)
+    return bool(found) and not re.search(r"[<>=+*/%\[\]()]|\s-\s", sentence[found.end():])
 _FRAMED_AFTER: Final = re.compile(rf"[\s`'\")]*(?:\w+\s+){{0,1}}{_PLACE_NOUN}s?\b", re.I)
 
 
@@ -169,7 +178,11 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
         # down"): only an expression of the candidate, quoted as the name of a place ("the
         # expression ...", "the condition comparing ...", "... expression in the branch"; a lone
         # subscript or call is a name anyway), points at it
-        quote = (found.group("lhs") is None and _squash(text) in shape.candidate
+        # "Replace nr < h and nc < w with a two-sided range check": the candidate's code named as what
+        # to replace, the replacement told in words (issue 24, round 3)
+        replaced = bool(_REPLACED.search(hint[max(0, found.start() - 80): found.start()])
+                        and _squash(text) in shape.candidate and _in_words(hint[found.end():]))
+        quote = replaced or (found.group("lhs") is None and _squash(text) in shape.candidate
                  and not _WRITE.search(before) and not _STATEMENT_LEAD.search(before)
                  and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
         out.append((found, not quote))

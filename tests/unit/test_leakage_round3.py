@@ -102,3 +102,69 @@ def test_a_multiplicity_guessed_under_a_hedge_is_the_symptom() -> None:
 def test_ignoring_a_fact_is_a_concept_ignoring_the_programs_data_is_not() -> None:
     assert rules("The solution ignores that an edge can be walked in both directions.", 3) == {"concept"}
     assert "concept" not in rules("The traversal ignores the second endpoint read on each edge line.", 3)
+
+
+# --------------------------------------------------------------------------- revision 7 (from fresh12)
+
+CMP_PROBLEM = "Given integers lo, hi and x, print IN if lo <= x <= hi and OUT otherwise."
+CMP = 'lo, hi, x = map(int, input().split())\nprint("IN" if lo < x and x < hi else "OUT")\n'
+
+
+def test_an_operator_patch_at_the_start_of_a_sentence_is_code() -> None:
+    assert "code" in rules("Change < to <= in both comparisons.", 6, CMP, CMP_PROBLEM)
+    assert "code" in rules("Swap < for <= on both sides.", 6, CMP, CMP_PROBLEM)
+    # the comparison named, not patched, is a direction at L6
+    assert rules("Make both comparisons include their end points.", 6, CMP, CMP_PROBLEM) == set()
+
+
+def test_the_candidates_code_named_as_what_to_replace_with_words_is_no_code() -> None:
+    assert rules("Replace lo < x and x < hi with an inclusive range test.", 6, CMP, CMP_PROBLEM) == set()
+    # with code as the replacement it is code
+    assert "code" in rules("Replace lo < x and x < hi with lo <= x <= hi.", 6, CMP, CMP_PROBLEM)
+
+
+def test_an_expression_asked_for_is_a_direction_not_a_concept() -> None:
+    assert rules("The test in the print is wrong; it needs lo <= x and x <= hi.", 4, CMP, CMP_PROBLEM) >= {"direction"}
+    got = rules("The upper comparison is the culprit; it should be x <= hi.", 4, CMP, CMP_PROBLEM)
+    assert "direction" in got and "concept" not in got
+    # a count of things an object needs is no expression asked for
+    assert rules("Row i needs n - i leading spaces.", 5, CMP, CMP_PROBLEM) == set()
+
+
+def test_one_letter_inputs_given_values_are_an_input_not_a_statement() -> None:
+    assert rules("x = 5 fails when lo is 5 too: the answer should be IN.", 2, CMP, CMP_PROBLEM) == set()
+    assert rules("n = 2, k = 1 fails; the survivor should be 2.", 2) == set()
+    assert "input_pattern" in rules("Even with x = 5 the program says OUT.", 1, CMP, CMP_PROBLEM)
+    # an assignment on its own line is still a statement
+    assert "code" in rules("hi = hi + 1", 6, CMP, CMP_PROBLEM)
+
+
+def test_any_plural_noun_with_a_feature_or_a_condition_in_the_input_is_an_input_pattern() -> None:
+    assert rules("OUT is printed for triples with equal numbers.", 1, CMP, CMP_PROBLEM) == {"input_pattern"}
+    assert rules("It goes wrong once the value in the input sits on a bound.", 1, CMP, CMP_PROBLEM) == {"input_pattern"}
+    assert rules("OUT is printed for triples with equal numbers.", 2, CMP, CMP_PROBLEM) == set()
+    # a condition on the output is the symptom
+    assert rules("It goes wrong when the printed word differs from the expected one.", 1, CMP, CMP_PROBLEM) == set()
+
+
+def test_what_the_programs_compared_data_still_holds_is_state() -> None:
+    assert rules("Padded lines fail; the text that gets compared still holds its trailing spaces.", 2,
+                 WORDS, WORDS_PROBLEM) == {"state"}
+    assert rules("The printed line still holds its trailing spaces.", 1, WORDS, WORDS_PROBLEM) == set()
+
+
+def test_a_constraint_on_two_things_at_once_is_a_concept() -> None:
+    assert rules("x cannot both equal lo and be left out.", 4, CMP, CMP_PROBLEM) == {"concept"}
+    assert rules("Two vertices can never both be the root.", 3) == {"concept"}
+    assert rules("Two vertices can never both be the root.", 5) == set()
+
+
+def test_a_classification_told_of_the_programs_own_part_is_not_a_concept() -> None:
+    assert "concept" not in rules("The count treats the first person as step zero.", 3)
+    # told of the problem's objects, it is
+    assert "concept" in rules("You count the first person as step zero.", 3)
+
+
+def test_ought_to_get_describes_the_expected_output() -> None:
+    assert rules("A few triples that ought to get IN are answered OUT.", 1, CMP, CMP_PROBLEM) == set()
+    assert "direction" in rules("The comparison ought to include the end points.", 4, CMP, CMP_PROBLEM)
