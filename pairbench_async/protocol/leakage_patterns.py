@@ -40,6 +40,11 @@ such as ..."), a predicate ("..., go wrong"), a remark ("Keep in mind that"). ``
 an exact patch in context ("Change x <= 18 to x < 18", "Replace 7 with n"); the structural code
 rules are :mod:`.leakage_structure`'s.
 
+Round 3 (issue 24, revisions 6-7): "you'll want to", "I'd suggest", "it's worth ...ing" and an
+expression asked for ("it needs lo <= x", "should be (a - 1) // k") are directions; "ought to get
+YES" describes; an operator patch is code at a sentence's start too; one-letter inputs given
+values ("n = 2, k = 1 fails") are no statement line.
+
 Pure: no I/O.
 """
 

@@ -46,6 +46,9 @@ as there are at least two coin values"), losing precision or digits and a cause 
 program part ("since the parser ..."), a correction by contrast (", not for just one character")
 unless its clause is about the program or output; a multiplicity guessed under a hedge is the
 symptom (Table II's own L1 example), "ignores" is a concept only of a fact ("ignores that ...").
+Revision 7: any plural noun with a feature ("for phrases with spaces"), "with k = 1", a condition
+placed "in the input"; what compared data "still has"; "can never both"; not a classification
+told of the program's own count, index or list.
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
