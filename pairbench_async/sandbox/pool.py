@@ -291,7 +291,9 @@ class SandboxPool:
         ``loop_factor`` 10 that is a test needing more than 10 x its reference's time
         (and, before any timeout of the call, more than 0.1 s). A test with no
         ``ref_ms`` runs to its own limit until a test of its call timed out.
-        ``loop_factor=0`` runs every test to its own limit.
+        ``loop_factor=0`` runs every test to its own limit, and so does a traced call
+        (``trace=True``: sys.settrace makes a program several times slower than the
+        untraced run its reference's time was measured by).
         """
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
@@ -317,9 +319,11 @@ class SandboxPool:
                 text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
                         f"sandbox's limit of {self.config.max_source_bytes}")
                 return [compile_failure(t, text) for t in tests]
+            # A traced run (a reference's lines, sys.settrace) is several times slower
+            # than the untraced one its ref_ms measured: it runs to its own limits.
             job = Job(program, tests, limits, checker, trace,
-                       LoopRule(self.config.loop_factor, self.config.loop_floor,
-                                self.config.loop_probe))
+                      LoopRule(0 if trace else self.config.loop_factor, self.config.loop_floor,
+                               self.config.loop_probe))
             # Spread a job over the workers that are idle now; with none idle (other jobs
             # queued), keep it whole: one zygote per program instead of one per worker
             # (a load and a compile each), and a looping program's first timeout

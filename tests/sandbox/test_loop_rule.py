@@ -132,3 +132,17 @@ async def test_a_tests_own_limit_is_its_cpu_limit() -> None:
             results = await pool.run(PROGRAM, tests, Limits(time_limit=5.0))
     assert [r.verdict for r in results] == [Verdict.TLE, Verdict.AC]
     assert 150 < results[0].cpu_ms < 1000  # 0.2 s, not the call's 5 s
+
+
+async def test_a_traced_call_runs_to_its_own_limits() -> None:
+    # 150 ms of CPU against a 1 ms reference: over the probe untraced, but a traced run
+    # (a reference's lines, several times slower than its measured time) is not ruled
+    tests = [case("burn:150", "1", ref_ms=1.0), case("loop", "2", ref_ms=1.0),
+             case("burn:150", "3", ref_ms=1.0)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            traced = await pool.run(PROGRAM, tests, Limits(time_limit=1.0), trace=True)
+            ruled = await pool.run(PROGRAM, tests, Limits(time_limit=1.0))
+    assert [r.verdict for r in traced] == [Verdict.AC, Verdict.TLE, Verdict.AC]
+    assert traced[1].cpu_ms > 900  # its own limit
+    assert [r.verdict for r in ruled] == [Verdict.TLE, Verdict.TLE, Verdict.TLE]
