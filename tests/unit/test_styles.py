@@ -21,15 +21,17 @@ def test_no_style_is_the_identity() -> None:
 
 
 def test_each_style_changes_what_it_says() -> None:
+    # the meanings of baselines="pairbench" (runs made before RQ4's meanings were the
+    # default resume with them): persona adds one, cot/fewshot are our own texts
     base = turn_prompt(INST, INST.buggy, "Look at the operation.", [TurnSummary(turn=1, hint="h")])
     user = base[-1].content
     assert '"""Square n."""' in user and "## Earlier turns" in user
-    persona = apply_styles(base, ["persona"])
+    persona = apply_styles(base, ["persona"], paper=False)
     assert "senior software engineer" in persona[0].content and persona[1:] == base[1:]
-    assert "step by step" in apply_styles(base, ["cot"])[-1].content
-    few = apply_styles(base, ["fewshot"])
+    assert "step by step" in apply_styles(base, ["cot"], paper=False)[-1].content
+    few = apply_styles(base, ["fewshot"], paper=False)
     assert len(few) == len(base) + 2 and few[2].role == "assistant"
-    assert '"""Square n."""' not in apply_styles(base, ["nodocstring"])[-1].content
+    assert '"""Square n."""' not in apply_styles(base, ["nodocstring"], paper=False)[-1].content
     # the styles that leave a part out act where the prompt is built (prompt_parts)
     def built(styles: list[str]) -> str:
         msgs = turn_prompt(INST, INST.buggy, "Look at the operation.", [TurnSummary(turn=1, hint="h")],
