@@ -375,8 +375,9 @@ class Compiler(Protocol):
         if recorded is not None:
             return recorded
         output = await io.lint(turn.program)
-        if io.paper:  # worded as the dataset's recorded lines are (seed 001, Fig. 1)
-            return _fixed(compiler_feedback("\n".join(pylint_lines(output, turn.program))))
+        if io.paper:  # every message, worded and joined as a recorded text is (seed 001, Fig. 1)
+            lines = pylint_lines(output, turn.program)
+            return _fixed("\n".join(lines) if lines else compiler_feedback(""))
         return _fixed(compiler_feedback(output))
 
 

@@ -135,7 +135,7 @@ async def test_compiler_feedback_on_a_new_program_is_worded_as_the_recorded_one(
     turns = await _run(tmp_path, RunConfig(candidates=["cand"], feedback="rules", protocols=["compiler"], turns=2),
                        {"cand": cand})
     hint = turns[2].hint
-    assert hint is not None and "In line: import os . Unused import os" in hint.text
+    assert hint is not None and hint.text.startswith("In line: import os . Unused import os")
     # FeedbackEval's released code runs pylint with --disable=C,R (its recorded feedback holds
     # no convention or refactoring message): no "Missing module docstring" (C0114) here either
     assert "docstring" not in hint.text.lower()
