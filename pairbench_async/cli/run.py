@@ -91,6 +91,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="what the feedback model sees of the programs: table-ii (each level's column: "
                    "the candidate's code from L4, the reference from L5; default) or section-iv (both "
                    "programs at every level, as Section IV words it); the validator is the same")
+    p.add_argument("--baselines", choices=("paper", "pairbench"), default=None,
+                   help="how FeedbackEval's and When Benchmarks Talk's protocols run: paper (as the papers "
+                   "ran them: their prompts, recorded human reviews verbatim, no leakage validator; "
+                   "default) or pairbench (validated feedback, PAIR-BENCH's prompt with the history; how "
+                   "runs made before this option ran, and resume)")
     p.add_argument("--minimal-edit", action="store_true", default=None,
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
@@ -196,6 +201,7 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "minimal_edit": ("minimal_edit", "--minimal-edit"), "obfuscate": ("obfuscate", "--obfuscate"),
           "after_deferral": ("after_deferral", "--after-deferral"),
           "evidence_reading": ("evidence_reading", "--evidence-reading"),
+          "baselines": ("baselines", "--baselines"),
           "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid")}
 #: options that are not RunConfig fields
 _OPTIONS = ("limit", "skip_invalid")

@@ -38,6 +38,8 @@ __all__ = [
 #: Not bumped for CallRecord.messages (the ids of the messages a call sent): an optional
 #: field that changes no recorded value's meaning, so a schema-3 run recorded without it
 #: resumes with it, and its earlier calls read as "messages not recorded"
+#: Nor for HintRecord.source (where a FeedbackEval text came from), optional in the same
+#: way; the baselines' behaviour is a run setting (``RunConfig.baselines``, in the manifest)
 SCHEMA_VERSION = 3
 
 Kind = Literal["stdio", "call"]

@@ -27,7 +27,7 @@ __all__ = ["RecordedRun", "merge_recorded", "recorded_run"]
 #: the ``params`` of a manifest that are :class:`RunConfig` fields
 _PARAMS = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives", "hint_budget",
            "temperature", "max_tokens", "prompt_styles", "minimal_edit", "obfuscate", "after_deferral",
-           "evidence_reading")
+           "evidence_reading", "baselines")
 
 
 class RecordedRun(msgspec.Struct, frozen=True):
@@ -60,6 +60,9 @@ def _config_of(manifest: RunManifest) -> dict[str, Any]:
     for key in _PARAMS:
         if key in manifest.params:
             config[key] = manifest.params[key]
+    # written only when not "pairbench": a manifest without it (every run made before the
+    # setting existed) ran the baselines the pairbench way, and resumes so
+    config.setdefault("baselines", "pairbench")
     if manifest.options.get("model_config"):
         config["model_config"] = manifest.options["model_config"]
     return config
