@@ -88,9 +88,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="the hint level after a scenario is deferred: stay (Algorithm 1, default), "
                    "escalate (Section IV-D.2's text: +1, capped at 6) or reset (L1)")
     p.add_argument("--evidence-reading", choices=("table-ii", "section-iv"), default=None,
-                   help="what the feedback model sees of the programs: table-ii (each level's column: "
-                   "the candidate's code from L4, the reference from L5; default) or section-iv (both "
-                   "programs at every level, as Section IV words it); the validator is the same")
+                   help="what the feedback model is shown: section-iv (default: the reference, the current "
+                   "program and the scenario's tests at every level, as Section IV words it) or table-ii "
+                   "(this project's masks by level: the candidate's code from L4, the reference from L5); "
+                   "the validator is the same")
     p.add_argument("--baselines", choices=("paper", "pairbench"), default=None,
                    help="how FeedbackEval's and When Benchmarks Talk's protocols run: paper (as the papers "
                    "ran them: their prompts, recorded human reviews verbatim, no leakage validator; "

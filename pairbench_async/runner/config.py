@@ -96,9 +96,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: the hint level after a deferral: ``stay`` (Algorithm 1), ``escalate`` (§IV-D.2's
     #: text: +1, capped) or ``reset`` (L1); see docs/PROTOCOL.md
     after_deferral: AfterDeferral = "stay"
-    #: what the feedback model is shown of the programs: ``table-ii`` (each level's
-    #: column) or ``section-iv`` (both programs at every level); see docs/PROTOCOL.md
-    evidence_reading: EvidenceReading = "table-ii"
+    #: what the feedback model is shown: ``section-iv`` (§IV's words: the reference, the
+    #: current program and the scenario's tests at every level) or ``table-ii`` (the
+    #: project's masks by level, derived from what each level may reveal); see
+    #: docs/PROTOCOL.md
+    evidence_reading: EvidenceReading = "section-iv"
     #: how the source papers' baselines run: ``paper`` (as FeedbackEval and When Benchmarks
     #: Talk ran them: their prompts, no leakage validator, recorded human reviews verbatim)
     #: or ``pairbench`` (the earlier PAIR-BENCH adaptation: validated feedback, PAIR-BENCH's
@@ -235,9 +237,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """The parameters a manifest records (a resume must match them). A reading left at
         its default is not written, so runs made before it existed resume unchanged.
 
-        ``baselines`` is the other way round: a manifest written before it existed ran the
-        baselines the ``pairbench`` way, so that value is the one left unwritten (an old
-        folder resumes as it ran; a new run records ``"baselines": "paper"``)."""
+        ``baselines`` and ``evidence_reading`` are the other way round: a manifest written
+        before their default changed ran the baselines the ``pairbench`` way and the
+        ``table-ii`` reading, so those values are the ones left unwritten (an old folder
+        resumes as it ran; a new run records ``"baselines": "paper"`` and
+        ``"evidence_reading": "section-iv"``)."""
         readings: dict[str, object] = {}
         if self.baselines != "pairbench":
             readings["baselines"] = self.baselines

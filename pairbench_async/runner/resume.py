@@ -63,6 +63,9 @@ def _config_of(manifest: RunManifest) -> dict[str, Any]:
     # written only when not "pairbench": a manifest without it (every run made before the
     # setting existed) ran the baselines the pairbench way, and resumes so
     config.setdefault("baselines", "pairbench")
+    # the same for the evidence reading, written only when not "table-ii" (the default
+    # before section-iv)
+    config.setdefault("evidence_reading", "table-ii")
     if manifest.options.get("model_config"):
         config["model_config"] = manifest.options["model_config"]
     return config
@@ -156,7 +159,7 @@ def _defaults() -> dict[str, Any]:
     return {"candidates": list(d.candidates), "feedback": d.feedback, "validator": None,
             "protocols": list(d.protocols), "runs": d.runs, "seed": d.seed, "limit": None, "skip_invalid": False,
             # readings a manifest records only when they are not the default
-            "after_deferral": d.after_deferral, "evidence_reading": d.evidence_reading}
+            "after_deferral": d.after_deferral, "evidence_reading": "table-ii"}
 
 
 def _show(value: Any) -> str:

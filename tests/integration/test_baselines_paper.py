@@ -243,3 +243,22 @@ def test_a_folder_from_before_the_setting_resumes_as_it_ran(tmp_path: Path) -> N
     new = tmp_path / "new"
     assert _cli("run", "--no-progress", "-q", *params, "--out", str(new)).returncode == 0
     assert json.loads((new / "manifest.json").read_text())["params"]["baselines"] == "paper"
+
+
+@pytest.mark.timeout(600)
+def test_a_folder_from_before_section_iv_became_the_default_resumes_with_table_ii(tmp_path: Path) -> None:
+    # a manifest without "evidence_reading" ran the table-ii reading (the default then):
+    # exactly what --evidence-reading table-ii writes. It resumes so; section-iv is refused.
+    old = tmp_path / "old"
+    params = ["--dataset", str(ROOT / "fixtures" / "stdio.jsonl"), "--candidate", "sim:0.5", "--protocol",
+              "pair", "--turns", "2", "--limit", "2"]
+    done = _cli("run", "--no-progress", "-q", *params, "--evidence-reading", "table-ii", "--out", str(old))
+    assert done.returncode == 0, done.stderr
+    assert "evidence_reading" not in json.loads((old / "manifest.json").read_text())["params"]
+    assert recorded_run(old).config["evidence_reading"] == "table-ii"
+    refused = _cli("run", "--no-progress", "--resume", "--out", str(old), "--evidence-reading", "section-iv")
+    assert refused.returncode == 2 and "the run has 'table-ii', this command gives 'section-iv'" in refused.stderr
+    assert _cli("run", "--no-progress", "-q", "--resume", "--out", str(old)).returncode == 0
+    new = tmp_path / "new"
+    assert _cli("run", "--no-progress", "-q", *params, "--out", str(new)).returncode == 0
+    assert json.loads((new / "manifest.json").read_text())["params"]["evidence_reading"] == "section-iv"
