@@ -67,8 +67,9 @@ class Verdict(str, enum.Enum):
 class Checker(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """How an output is compared with the expected one; a per-instance option.
 
-    The default is FixEval's rule: whitespace-separated tokens, numeric tokens equal
-    within 1e-8 absolute or relative. ``exact`` compares the text itself, after
+    The default is FixEval's 1e-8 with a relative half of our own: whitespace-separated
+    tokens, numeric tokens equal within 1e-8 absolute or relative (FixEval's threshold is
+    absolute: ``rel_tol=0`` is its rule; README's "Comparison" says why). ``exact`` compares the text itself, after
     normalising line endings and dropping trailing whitespace at the very end.
     """
 
