@@ -1514,8 +1514,14 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             int64_t t = (int64_t)(tight ? th.floor_ms : th.probe_ms) * 1000;
             if (tight && (int64_t)th.ref_tight_ms * 1000 > t)
                 t = (int64_t)th.ref_tight_ms * 1000;
-            if ((int64_t)th.factor * slowest_us > t)
-                t = (int64_t)th.factor * slowest_us;
+            /* factor x the slowest finished test: where the reference's time is known, at
+             * most the probe (a program cannot buy looser limits by being slow first, and
+             * the probe does not depend on the tests run before it) */
+            int64_t own = (int64_t)th.factor * slowest_us;
+            if (th.probe_ms > 0 && own > (int64_t)th.probe_ms * 1000)
+                own = (int64_t)th.probe_ms * 1000;
+            if (own > t)
+                t = own;
             if (t < cpu_limit_us) {
                 cpu_limit_us = t;
                 tightened = FLAG_TIGHT;
@@ -1525,10 +1531,12 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         }
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
-        if (c.full) { /* the kernel's backstop, in whole seconds */
-            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000);
-            if (c.lim[0] < 1)
-                c.lim[0] = 1;
+        if (c.full) {
+            /* the kernel's backstop, in whole seconds, one past the limit: RLIMIT_CPU
+             * goes by tick-sampled time, which on a loaded host has been seen to reach
+             * 1 s at ~0.77 s of the scheduler's own clock (what the limit is); the
+             * zygote's kill above is the limit, this only catches a zygote that fails */
+            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000) + 1;
             c.lim[1] = c.lim[0] + 1;
         }
         /* Fresh memory files for every test: a shared one would carry its times,
@@ -1653,9 +1661,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             r.cpu_us = clock_us;
         r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
+        /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
+         * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
+         * limit before its kill is not one): the job's next tests here run tighter */
         if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
-            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) || r.cpu_us > cpu_limit_us)
-            tight = 1; /* a timeout: the job's next tests on this zygote run tighter */
+            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+            r.cpu_us > (int64_t)th.cpu_ms * 1000)
+            tight = 1;
         else if (r.cpu_us > slowest_us)
             slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;

@@ -59,6 +59,11 @@ class _Cached(msgspec.Struct, frozen=True):
     ref_ms: dict[str, list[float]]
 
 
+#: the version of what a cached time means (TestResult.work_ms: the program's own CPU from
+#: before its input is decoded to its report encoded); a change makes every cache a miss
+_TIMES = "work2"
+
+
 def _cache_root() -> Path:
     return default_cache_dir().parent / "references"
 
@@ -67,7 +72,9 @@ async def check_references(instances: Sequence[Instance], sandbox: Sandbox, *,
                            cache_dir: str | os.PathLike[str] | None = None) -> ReferenceCheck:
     """Run every reference on its hidden tests (once per dataset content: cached)."""
     root = Path(cache_dir) if cache_dir is not None else _cache_root()
-    path = root / f"{dataset_hash(instances)}.json"
+    # keyed by the dataset's content and by what the times mean (_TIMES: the sandbox's
+    # work_ms), so that a cache from another definition is never read as this one
+    path = root / f"{dataset_hash(instances)}.{_TIMES}.json"
     found: _Cached | None = None
     cached = False
     try:

@@ -63,21 +63,29 @@ def _ref_bound(ref_ms: float | None, rule: LoopRule) -> float:
 def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
     """The loop rule's CPU limit (seconds) of a test whose own limit is ``cpu``, once a
     test of the same call timed out: min(cpu, max(floor, floor + factor x ref, factor x
-    the slowest test of the call that finished)). The zygote applies it (confine.c);
-    this is its statement in Python, for the tests and the documentation."""
+    the slowest test of the call that finished, that last term at most the probe where
+    ``ref`` is known)). The zygote applies it (confine.c); this is its statement in
+    Python, for the tests and the documentation."""
     if rule.factor <= 0:
         return cpu
-    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule), rule.factor * slowest_ms / 1000))
+    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule), _own_term(ref_ms, slowest_ms, rule)))
+
+
+def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+    """factor x the slowest finished test (seconds); with a known reference time, at most
+    the probe, so that a program cannot buy looser limits by being slow first."""
+    own = rule.factor * slowest_ms / 1000
+    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule)))
 
 
 def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
     """The CPU limit (seconds) of a test before any test of its call timed out: its own
     limit when the reference's time is unknown, else min(cpu, max(probe, floor + factor
-    x ref, factor x the slowest test of the call that finished)). Stated here as
-    :func:`tight_limit` is; the zygote applies it."""
+    x ref)), whatever ran before it. Stated here as :func:`tight_limit` is; the zygote
+    applies it."""
     if rule.factor <= 0 or ref_ms is None:
         return cpu
-    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule), rule.factor * slowest_ms / 1000))
+    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule)))
 
 
 class Job:

@@ -247,7 +247,8 @@ class _Verdicts:
                  work_us: int | None) -> None:
         self.common = {"id": test.id, "cpu_ms": frame.cpu_us / 1000, "wall_ms": frame.wall_us / 1000,
                        "memory_kb": frame.memory_kb, "stderr": frame.stderr, "stdout": stdout,
-                       "work_ms": None if work_us is None else work_us / 1000}
+                       # the program writes its report: never more than the CPU it used
+                       "work_ms": None if work_us is None else min(work_us, frame.cpu_us) / 1000}
         self.lines = lines
 
     def __call__(self, verdict: Verdict, **kw: Any) -> TestResult:

@@ -81,9 +81,10 @@ async def test_verdicts_after_a_timeout_are_those_of_the_full_limit_within_the_r
     tests = [case("a", "1"), case("loop", "2"), case("b", "3"),
              # 150 ms of CPU with a 30 ms reference: within 5 ms + 10 x, still AC
              case("burn:150", "4", ref_ms=30.0),
-             # 150 ms with a 2 ms reference: over 5 ms + 10 x (and the 0.1 s probe) -- but
-             # no more than 10 x the program's own slowest finished test (test 4): AC
-             case("burn:150", "5", ref_ms=2.0),
+             # 80 ms with a 2 ms reference: over 5 ms + 10 x -- but no more than 10 x the
+             # program's own slowest finished test (test 4), a term capped at the 0.1 s
+             # probe where the reference's time is known: AC
+             case("burn:80", "5", ref_ms=2.0),
              case("c", "6")]
     async with SandboxPool(workers=1) as pool:
         async with asyncio.timeout(60):
@@ -99,14 +100,46 @@ async def test_verdicts_after_a_timeout_are_those_of_the_full_limit_within_the_r
                                                   Verdict.AC, Verdict.AC]
             assert ruled[3].cpu_ms < 100  # stopped near 5 + 10 x 2 ms = 25 ms, not 1 s
             # the same call, each test alone (no timeout before it in its call): the test
-            # with no reference time runs to its own limit; the 150 ms test with a 2 ms
-            # reference stops at the probe (0.1 s): the one difference from the full
-            # limit is the test over both 10 x its reference and the probe
+            # with no reference time runs to its own limit, the others under the 0.1 s
+            # probe, which they finish within: no difference from the full limit
             alone = [(await pool.run(PROGRAM, [t], Limits(time_limit=1.0)))[0] for t in tests]
-    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.TLE, Verdict.AC, Verdict.TLE,
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.TLE, Verdict.AC, Verdict.AC,
                                           Verdict.AC, Verdict.AC]
-    assert alone[1].cpu_ms > 900  # no reference time: its own limit
-    assert 90 < alone[3].cpu_ms < 500  # the probe
+    assert alone[1].cpu_ms > 500  # no reference time: its own limit (1 s), not the 0.1 s probe
+    # and a test over both 10 x its reference and the probe stops at the probe
+    over = [case("burn:150", "x", ref_ms=2.0)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            [stopped] = await pool.run(PROGRAM, over, Limits(time_limit=1.0))
+    assert stopped.verdict is Verdict.TLE and 90 < stopped.cpu_ms < 500
+
+
+async def test_a_program_cannot_buy_looser_limits_by_being_slow_first() -> None:
+    # 60 ms on the first test, then loops: 10 x its slowest finished test would be ~0.6 s
+    # a test; with the reference's time known that term is capped at the 0.1 s probe
+    tests = [case("burn:60", "0", ref_ms=1.0)] + [case("loop", str(i), ref_ms=1.0) for i in range(1, 6)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            results = await pool.run(PROGRAM, tests, Limits(time_limit=2.0))
+    assert [r.verdict for r in results] == [Verdict.AC] + [Verdict.TLE] * 5
+    assert max(r.cpu_ms for r in results[1:]) < 400
+
+
+async def test_a_test_ending_just_past_the_probe_is_not_a_timeout_for_the_next() -> None:
+    # whether test 1 (ending near the 0.1 s probe) is killed or ends just past it before
+    # the kill, the zygote and the verdict agree: test 2 (40 ms, under the probe) runs
+    # tight only if test 1 was judged TLE
+    src = ("import time\ndef f(ms):\n    while time.thread_time() * 1000 < ms:\n        pass\n"
+           "    return 1\n")
+    program = Program(source=src, kind="call", entry_point="f")
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(120):
+            for tenth in range(985, 1012, 3):
+                tests = [Test(id="1", args=[tenth / 10], expected=1, ref_ms=0.01),
+                         Test(id="2", args=[40], expected=1, ref_ms=0.01)]
+                first, second = await pool.run(program, tests, Limits(time_limit=1.0))
+                if first.verdict is Verdict.AC:
+                    assert second.verdict is Verdict.AC, (tenth, first, second)
 
 
 async def test_the_rule_is_per_call_and_can_be_turned_off() -> None:

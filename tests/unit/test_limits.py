@@ -57,7 +57,9 @@ RULE = LoopRule(factor=10, floor=0.05, probe=0.1)  # the default floor is 0.005;
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
     (1.0, 1.0, 0.0, 0.06),     # the floor + 10 x 1 ms
     (1.0, 20.0, 0.0, 0.25),    # the floor + 10 x the reference
-    (1.0, 20.0, 30.0, 0.3),    # 10 x the program's own slowest finished test
+    (1.0, 1.0, 8.0, 0.08),     # 10 x the program's own slowest finished test
+    (1.0, 20.0, 30.0, 0.25),   # ... at most max(probe, floor + 10 x ref) where ref is known
+    (1.0, None, 30.0, 0.3),    # (no reference: not capped)
     (1.0, None, 2.0, 0.05),    # no reference: the floor, or 10 x its own slowest
     (1.0, None, 12.0, 0.12),
     (1.0, 200.0, 0.0, 1.0),    # never above the test's own limit
@@ -70,7 +72,7 @@ def test_tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit:
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
     (1.0, 1.0, 0.0, 0.1),      # the probe: above the floor + 10 x 1 ms = 0.06
     (1.0, 20.0, 0.0, 0.25),    # the floor + 10 x the reference, above the probe
-    (1.0, 1.0, 30.0, 0.3),     # 10 x the program's own slowest finished test
+    (1.0, 1.0, 30.0, 0.1),     # whatever ran before it (10 x 30 ms would be 0.3)
     (1.0, None, 0.0, 1.0),     # no reference: the test's own limit, whatever else
     (1.0, None, 30.0, 1.0),
     (0.05, 1.0, 0.0, 0.05),    # never above the test's own limit
@@ -100,3 +102,20 @@ def test_the_heads_carry_the_rule() -> None:
 def test_test_head_layout() -> None:
     """The head confine.c's struct test_head reads: 7 uint32 and one flag byte."""
     assert TEST_HEAD.size == 29
+
+
+def test_a_tests_own_limits_are_checked() -> None:
+    from pairbench_async.datasets.files import check_instance
+
+    def problems(**fields: float) -> list[str]:
+        inst = Instance(id="x", problem="p", buggy="print(1)", reference="print(2)",
+                        tests=[Test(id="1", input="", output="2\n", **fields)], kind="stdio",
+                        time_limit=1.0, memory_limit_mb=256)
+        return check_instance(inst)
+
+    assert problems() == []
+    assert problems(time_limit=0.5, ref_ms=0.0) == []
+    assert problems(time_limit=-1.0) == ["tests[0].time_limit: -1.0 not in (0, 60] seconds"]
+    assert problems(time_limit=1e9) == ["tests[0].time_limit: 1000000000.0 not in (0, 60] seconds"]
+    assert problems(ref_ms=float("nan")) == ["tests[0].ref_ms: nan is not a time in ms (finite, >= 0)"]
+    assert problems(ref_ms=-2.0) == ["tests[0].ref_ms: -2.0 is not a time in ms (finite, >= 0)"]
