@@ -160,14 +160,16 @@ def _pdb_bugs(s: Any) -> str:
 
 def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
     header = ["Model", "PDB-Recall", "PDB-Precision", "PDB bugs fixed", "LineProxP", "LineProxR",
-              "Regenerated", "ExactMatch", "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE", "CA"]
+              "Regenerated", "ExactMatch", "EM(no comments)", "BLEU", "mean sent. BLEU", "CodeBLEU", "SM", "DM",
+              "CE", "CA"]
     rows = []
     for name, s in sorted(summaries.items()):
         cb = s.codebleu
         rows.append([name, _pct(s.pdb_recall), _pct(s.pdb_precision),
                      _pdb_bugs(s) if name != NAIVE_COPY else "-",
                      _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
-                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
+                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate),
+                     _pct(s.corpus_bleu), _pct(s.bleu),
                      *(["-"] * 3 if cb is None else
                        [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
                      _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
@@ -178,7 +180,8 @@ def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
                  "with the reference's fixes of the other bugs, passes every hidden test; precision "
                  "= edited lines credited to fixed bugs / edited lines; docs/PRECISION.md); "
                  "LineProxP/R are not PDB's: line proximity to the reference's edit, averaged over "
-                 "turns >= 1; exact match (with, then without comments), BLEU and "
+                 "turns >= 1; exact match (with, then without comments), BLEU (FixEval's "
+                 "corpus-level BLEU-4), the mean of the programs' sentence BLEU (not FixEval's), and "
                  "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
                  "program; CE share (turns >= 1); CA, FixEval's compilation accuracy of the final "
                  "programs; the Naive Copy row scores each instance's buggy program as its fix")
