@@ -178,7 +178,9 @@ def _robustness_sections(report: Report) -> list[Section]:
     return [
         Section(id="robustness", title="Table V. Robustness across repeated runs",
                 intro="Mean ± sample standard deviation over runs, per model and setting (protocol); "
-                      "Repair Rate = |F_{t-1} ∩ P_t| / |T| per turn.",
+                      "Repair Rate = |F_{t-1} ∩ P_t| / |T| per turn. Init. Fix varies too: the protocols "
+                      "of a run share its turn 0 (§V-B: \"Both settings start from the same initial "
+                      "candidate repairs\"), but each run draws turn 0 again.",
                 tables=[robustness_table(report)]),
         Section(id="stability", title="Table VI. Ranking stability (Kendall's τ)",
                 intro="τ-b between the model rankings of every pair of runs, averaged over pairs; "

@@ -35,6 +35,7 @@ from pairbench_async.report.html import (
 )
 from pairbench_async.report.leaderboard import leaderboard, leaderboard_json
 from pairbench_async.report.metrics import ModelMetrics
+from pairbench_async.report.run_tables import robustness_table
 from pairbench_async.runlog.records import Record, TurnRecord
 from pairbench_async.runlog.store import read_manifest, read_records
 from pairbench_async.runner.evaluator import RunConfig
@@ -228,6 +229,25 @@ def test_protocol_and_instance_choices(run_dir: Path) -> None:
     assert "## Table III. Progress-centric leaderboard (nohint)" in md
     assert "nohint gives no targeted hints" in md  # Figs. 3/4 say why they are empty
     assert set(draw_figures(report)) == {"fig5", "fig6", "fig7"}
+
+
+def test_table_v_shows_init_fix_as_mean_and_std(run_dir: Path) -> None:
+    # turn 0 is drawn once per (candidate, instance, run): shared by the protocols of a run,
+    # drawn again each run, so Init. Fix has a spread over runs like the other columns
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    table = robustness_table(report)
+    assert table.header[2] == "Init. Fix (%) ↑" and len(table.rows) == 4  # 2 models x (pair, nohint)
+    model = ""
+    for row in table.rows:
+        model = row[0].text or model
+        stats = report.robustness[row[1].text][model]["InitialFix"]
+        assert stats.n == 2 and stats.mean is not None and stats.std is not None
+        assert row[2].text == f"{100 * stats.mean:.2f} ± {100 * stats.std:.2f}"
+    # within a run both protocols start from the same turn 0 (§V-B): the same Init. Fix
+    pair, nohint = report.robustness["pair"], report.robustness["nohint"]
+    assert all(pair[m]["InitialFix"] == nohint[m]["InitialFix"] for m in pair)
+    assert "Init. Fix varies too" in render_markdown(report)
 
 
 def test_tables_v_and_vi_only_with_several_runs(run_dir: Path) -> None:
