@@ -24,7 +24,7 @@ from ..core.types import Instance
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
 from ..runlog.messages import read_messages, read_summary_calls
-from ..runlog.records import Record, RunManifest
+from ..runlog.records import EpisodeRecord, Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
@@ -44,6 +44,7 @@ from .paper_sections import accuracy_section
 from .pass_at_k import pass_at_k_by_model
 from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
+from .sections import robustness_sections
 from .sensitivity import Sensitivity, sensitivity_json
 from .transcript import TranscriptLimits, Transcripts, build_transcripts
 
@@ -214,8 +215,8 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
 def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
              bug_verdicts: BugVerdicts | None = None) -> str:
     """``report RUN``'s plain text: the notice, the leaderboard, tokens, Repair@k, repair
-    precision, FixEval's pass@k / TCA@k and seed 002's test-case accuracy (``bug_verdicts``
-    as in :func:`precision`)."""
+    precision, FixEval's pass@k / TCA@k, seed 002's test-case accuracy and, with several
+    runs, Tables V and VI (``bug_verdicts`` as in :func:`precision`)."""
     banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
     parts = [f"{banner}."] if banner else []
     parts.append(render_text(leaderboard(kept)))
@@ -238,6 +239,12 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
     if accuracy is not None:
         section = accuracy_section(accuracy, unprotected_protocols(run.all_records))
         parts.append("\n" + render_sections_text([section], intro=False).rstrip())
+    if len({r.run for r in kept if isinstance(r, EpisodeRecord) and r.status == "done"}) > 1:
+        # the page's Tables V and VI (mean ± std over runs, Kendall τ between runs), intros kept:
+        # they say what ± is and why Init. Fix varies
+        report = build_report(kept, manifest)
+        if report.robustness:  # as on the page: only where some model ran in every run
+            parts.append("\n" + render_sections_text(robustness_sections(report)).rstrip())
     return "\n".join(parts)
 
 
