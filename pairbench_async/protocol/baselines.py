@@ -27,6 +27,7 @@ rounds. They differ in the feedback of turns 1..α:
                program misses; the candidate codes from the rephrased question (When
                Benchmarks Talk)
 ``selfcritique`` the candidate critiques its own program; its critique is its next feedback
+               (When Benchmarks Talk's Self-Critique Baseline)
 =============  ==========================================================================
 
 Each protocol is an object in :mod:`.protocols` (its properties, its simulated
@@ -166,7 +167,8 @@ def test_feedback(test: Test, result: TestResult) -> str:
 
 
 def selfcritique_messages(instance: Instance, program: str) -> list[Message]:
-    """Ask the candidate to critique its own program (no user, no hidden data)."""
+    """Ask the candidate to critique its own program (no user, no hidden data), with
+    ``baselines="pairbench"``; the paper's way is :func:`.wbt_prompts.self_critique_messages`."""
     from .prompts import fenced
 
     return [

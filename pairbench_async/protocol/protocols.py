@@ -14,9 +14,9 @@ in :data:`PROTOCOLS`.
 
 The source papers' baselines run as the papers ran them by default (``paper``, see
 :data:`BASELINE_MODES`): FeedbackEval's four with its Fig. 5 repair prompt and the
-dataset's recorded texts replayed verbatim, When Benchmarks Talk's four with its user-
-and code-model prompts (the candidate sees only its latest attempt) and no leakage
-validator. ``pairbench`` is the earlier adaptation (validated feedback, PAIR-BENCH's
+dataset's recorded texts replayed verbatim, When Benchmarks Talk's five with its user-
+and code-model prompts (the candidate sees only its latest attempt; ``selfcritique``
+critiques it itself) and no leakage validator. ``pairbench`` is the earlier adaptation (validated feedback, PAIR-BENCH's
 candidate prompt with the history), kept so that runs made with it resume as they ran.
 """
 
@@ -62,7 +62,7 @@ from .review import reviewed_hint
 from .scenarios import Scenario, failure_type, sample_representatives
 from .shapes import Shape
 from .styles import prompt_parts
-from .wbt_prompts import code_model_prompt, user_model_messages
+from .wbt_prompts import code_model_prompt, self_critique_code_prompt, self_critique_messages, user_model_messages
 
 __all__ = [
     "BASELINES",
@@ -174,8 +174,9 @@ class Protocol:
     pairbench_protected: ClassVar[bool | None] = None
     pairbench_validated: ClassVar[bool | None] = None
     #: the paper's own candidate prompt, used with ``baselines="paper"``: ``feedbackeval``
-    #: (Fig. 5), ``wbt`` (When Benchmarks Talk's Fig. 14) or ``rephrase`` (its Fig. 13
-    #: with the rephrased question); empty: PAIR-BENCH's prompt
+    #: (Fig. 5), ``wbt`` (When Benchmarks Talk's Fig. 14), ``rephrase`` (its Fig. 13
+    #: with the rephrased question) or ``selfcritique`` (its Fig. 13 with the latest
+    #: attempt and its critique); empty: PAIR-BENCH's prompt
     paper_prompt: ClassVar[str] = ""
     #: an imported instance may carry this protocol's feedback on the original program
     #: (FeedbackEval), replayed on the turn whose program is still the buggy one
@@ -226,6 +227,8 @@ class Protocol:
             return code_model_prompt(view, view.problem, program, hint)
         if paper and self.paper_prompt == "rephrase":  # Fig. 13 with the rephrased question
             return code_model_prompt(view, hint or view.problem)
+        if paper and self.paper_prompt == "selfcritique":  # Fig. 13, the latest attempt and its critique
+            return self_critique_code_prompt(view, view.problem, program, hint)
         return turn_prompt(view, program, hint, history, parts)
 
     @property
@@ -405,10 +408,14 @@ class FailingTest(Protocol):
 
 
 class SelfCritique(Protocol):
-    """The candidate critiques its own program; its critique is its next feedback."""
+    """The candidate critiques its own program; its critique is its next feedback
+    (When Benchmarks Talk's Self-Critique Baseline). With ``baselines="paper"`` both
+    steps see only the (obfuscated) problem and the latest attempt, in that paper's
+    code-model wording (Fig. 13); with ``pairbench``, PAIR-BENCH's prompts and history."""
 
     name = "selfcritique"
-    source = "self-refinement baseline"
+    source = "When Benchmarks Talk (Self-Critique Baseline)"
+    paper_prompt = "selfcritique"
     candidate_calls_per_turn = 2  # the critique, then the revision
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
@@ -418,7 +425,10 @@ class SelfCritique(Protocol):
         context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
                               target_lines=[], evidence=None, seed=derive_seed(turn.seed, "critique"),
                               protocol=self.name)
-        reply = await io.ask_candidate(selfcritique_messages(await io.view(turn.instance), turn.program), context)
+        view = await io.view(turn.instance)
+        messages = (self_critique_messages(view.problem, turn.program) if io.paper
+                    else selfcritique_messages(view, turn.program))
+        reply = await io.ask_candidate(messages, context)
         return _fixed(critique_hint(reply))
 
 

@@ -9,8 +9,14 @@ model (our candidate) sees only its most recent attempt and the feedback on it (
 "We do not provide a history of all code model interactions with the user, only the
 most recent code attempt and user feedback on the most recent attempt"): Fig. 14 for
 paragraph, sentence and code; for rephrase, Fig. 13 with the rephrased question in
-place of the question, and no earlier code. ``--obfuscate`` summarises each problem
-with Fig. 17's few-shot prompt. Pure module: text in, text out.
+place of the question, and no earlier code. The Self-Critique Baseline (§3: "five
+iterations of self-critique to generate feedback using the underspecified question and
+the output from the previous step ... no user is involved") has no user model: the code
+model critiques its latest attempt (:func:`self_critique_messages`; the paper prints no
+critique prompt, so ours is built from its Figs. 13, 14 and 9) and then gets Fig. 13, the
+Self-Critique setting's prompt, with that attempt and its critique
+(:func:`self_critique_code_prompt`). ``--obfuscate`` summarises each problem with Fig.
+17's few-shot prompt. Pure module: text in, text out.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ __all__ = [
     "SUMMARY_EXAMPLES",
     "code_model_prompt",
     "few_shot_summary_messages",
+    "self_critique_code_prompt",
+    "self_critique_messages",
     "summary_reply",
     "user_model_messages",
 ]
@@ -122,6 +130,42 @@ def code_model_prompt(instance: Instance, question: str, program: str | None = N
         parts.append("You can choose to use this response, or you can choose to ignore it. Only incorporate the "
                      "information that you think is relevant and helpful into the code.")
     parts.append(_ENCLOSE)
+    return [Message(role="user", content=" ".join(parts[:2]) + "\n\n" + "\n\n".join(parts[2:]))]
+
+
+#: Fig. 9's feedback goal, said to the code model about its own code ("the assistant" →
+#: "you"); the paper prints no Self-Critique prompt
+_SELF_GOAL = (
+    "Your goal is to provide feedback about your solution that you think would help you fix or adjust the code. "
+    "This feedback should be purely about the function of the code, not its aesthetics or nonessential "
+    "structure (e.g. do not make a suggestion regarding optimization or other choices that would not change how "
+    "the code behaves). You will use this feedback to help generate the next version of the code. "
+    "Don't copy the code. Just write your reply."
+)
+
+
+def self_critique_messages(question: str, program: str) -> list[Message]:
+    """The Self-Critique Baseline's critique step: the code model, given only the
+    (underspecified) ``question`` and its latest ``program`` (§3: "no additional
+    information of the original question or solution is given and no user is involved"),
+    writes feedback on it. Fig. 13's first sentence and problem, the code in Fig. 14's
+    words, then Fig. 9's goal addressed to the code model itself (Fig. 13's "Your goal is
+    to complete the code" is the code step's, not this one's)."""
+    role = _CODER.split(". ", 1)[0] + "."
+    return [Message(role="user", content="\n\n".join((
+        role, f"Here is the programming problem description: {question.strip()}",
+        f"Here is your last version of the code: {fenced(program)}", _SELF_GOAL)))]
+
+
+def self_critique_code_prompt(instance: Instance, question: str, program: str, critique: str | None) -> list[Message]:
+    """Fig. 13 (the prompt of "the Static, Self-Critique Baseline, and Query Rephrasing
+    settings") for a Self-Critique step: the problem, then the most recent attempt (Fig.
+    14's words) and the code model's own critique of it, inserted after the problem (Fig.
+    13 prints no slot for "the output from the previous step"); nothing of earlier turns,
+    and no "user" (none is involved)."""
+    parts = [_CODER, _interface(instance), f"Here is the programming problem description: {question.strip()}",
+             f"Here is your last version of the code: {fenced(program)}",
+             f"Here is your own critique of that code: {(critique or '').strip()}", _ENCLOSE]
     return [Message(role="user", content=" ".join(parts[:2]) + "\n\n" + "\n\n".join(parts[2:]))]
 
 

@@ -24,7 +24,7 @@ from ..core.types import Instance
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
 from ..runlog.messages import read_messages, read_summary_calls
-from ..runlog.records import Record, RunManifest
+from ..runlog.records import EpisodeRecord, Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
@@ -44,6 +44,7 @@ from .paper_sections import accuracy_section
 from .pass_at_k import pass_at_k_by_model
 from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
+from .sections import robustness_sections
 from .sensitivity import Sensitivity, sensitivity_json
 from .transcript import TranscriptLimits, Transcripts, build_transcripts
 
@@ -160,14 +161,16 @@ def _pdb_bugs(s: Any) -> str:
 
 def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
     header = ["Model", "PDB-Recall", "PDB-Precision", "PDB bugs fixed", "LineProxP", "LineProxR",
-              "Regenerated", "ExactMatch", "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE", "CA"]
+              "Regenerated", "ExactMatch", "EM(no comments)", "BLEU", "mean sent. BLEU", "CodeBLEU", "SM", "DM",
+              "CE", "CA"]
     rows = []
     for name, s in sorted(summaries.items()):
         cb = s.codebleu
         rows.append([name, _pct(s.pdb_recall), _pct(s.pdb_precision),
                      _pdb_bugs(s) if name != NAIVE_COPY else "-",
                      _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
-                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
+                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate),
+                     _pct(s.corpus_bleu), _pct(s.bleu),
                      *(["-"] * 3 if cb is None else
                        [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
                      _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
@@ -178,7 +181,8 @@ def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
                  "with the reference's fixes of the other bugs, passes every hidden test; precision "
                  "= edited lines credited to fixed bugs / edited lines; docs/PRECISION.md); "
                  "LineProxP/R are not PDB's: line proximity to the reference's edit, averaged over "
-                 "turns >= 1; exact match (with, then without comments), BLEU and "
+                 "turns >= 1; exact match (with, then without comments), BLEU (FixEval's "
+                 "corpus-level BLEU-4), the mean of the programs' sentence BLEU (not FixEval's), and "
                  "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
                  "program; CE share (turns >= 1); CA, FixEval's compilation accuracy of the final "
                  "programs; the Naive Copy row scores each instance's buggy program as its fix")
@@ -211,8 +215,8 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
 def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
              bug_verdicts: BugVerdicts | None = None) -> str:
     """``report RUN``'s plain text: the notice, the leaderboard, tokens, Repair@k, repair
-    precision, FixEval's pass@k / TCA@k and seed 002's test-case accuracy (``bug_verdicts``
-    as in :func:`precision`)."""
+    precision, FixEval's pass@k / TCA@k, seed 002's test-case accuracy and, with several
+    runs, Tables V and VI (``bug_verdicts`` as in :func:`precision`)."""
     banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
     parts = [f"{banner}."] if banner else []
     parts.append(render_text(leaderboard(kept)))
@@ -235,6 +239,12 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
     if accuracy is not None:
         section = accuracy_section(accuracy, unprotected_protocols(run.all_records))
         parts.append("\n" + render_sections_text([section], intro=False).rstrip())
+    if len({r.run for r in kept if isinstance(r, EpisodeRecord) and r.status == "done"}) > 1:
+        # the page's Tables V and VI (mean ± std over runs, Kendall τ between runs), intros kept:
+        # they say what ± is and why Init. Fix varies
+        report = build_report(kept, manifest)
+        if report.robustness:  # as on the page: only where some model ran in every run
+            parts.append("\n" + render_sections_text(robustness_sections(report)).rstrip())
     return "\n".join(parts)
 
 

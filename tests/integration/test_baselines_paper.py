@@ -187,6 +187,51 @@ async def test_pairbench_rephrase_is_feedback_next_to_the_code(tmp_path: Path) -
     assert "## Current program" in cand.sent[1][-1].content and "## Feedback" in cand.sent[1][-1].content
 
 
+def _critiquing(n: int) -> str:
+    """The candidate's n-th reply with the calls alternating critique (even n: turn t's
+    critique is call 2t) and revision: a critique naming its number, or a new program."""
+    return f"CRITIQUE-{n}: the length is off." if n % 2 == 0 else _rewriting(n)
+
+
+async def test_selfcritique_runs_as_the_papers_self_critique_baseline(tmp_path: Path) -> None:
+    # seed 002: the Self-Critique Baseline "uses five iterations of self-critique to generate
+    # feedback using the underspecified question and the output from the previous step" (§3),
+    # its code model gets Fig. 13, and "We do not provide a history" (§2.3)
+    cand = Client("cand", _critiquing)
+    await _run(tmp_path, RunConfig(candidates=["cand"], feedback="rules", protocols=["selfcritique"], turns=3),
+               {"cand": cand})
+    assert len(cand.sent) == 7  # turn 0, then a critique and a revision per turn
+    # programs: turn 0 "+ 2" (call 1), turn 1 "+ 4" (call 3), turn 2 "+ 6" (call 5)
+    critique3, revise3 = cand.sent[5][-1].content, cand.sent[6][-1].content
+    assert [m.role for m in cand.sent[5]] == ["user"] and [m.role for m in cand.sent[6]] == ["user"]
+    assert critique3.startswith("You are a coding assistant who is writing code in order to solve some "
+                                "programming puzzles.\n\nHere is the programming problem description: "
+                                + INSTANCE.problem)
+    assert "Here is your last version of the code:" in critique3 and "len(w) + 6)" in critique3
+    assert "Your goal is to provide feedback about your solution" in critique3
+    # the code step: Fig. 13, then the latest attempt and its own critique, no user
+    assert revise3.startswith("You are a coding assistant who is writing code in order to solve some programming "
+                              "puzzles. You will be provided with a summary of the problem.")
+    assert "len(w) + 6)" in revise3 and "CRITIQUE-6: the length is off." in revise3
+    assert revise3.rstrip().endswith("please end the markdown block with ``` on a new line.")
+    for text in (critique3, revise3):  # the most recent attempt only: nothing of earlier turns
+        for earlier in ("len(w) + 4)", "len(w) + 2)", "len(w) + 1)", "CRITIQUE-2", "CRITIQUE-4", "Earlier turns",
+                        "## Problem", "The user provided"):
+            assert earlier not in text
+    # no hidden data and no reference anywhere: the candidate alone, as in the paper
+    assert not any(CANARY in m.content for sent in cand.sent for m in sent)
+
+
+async def test_pairbench_keeps_its_own_prompts_for_selfcritique(tmp_path: Path) -> None:
+    cand = Client("cand", _critiquing)
+    await _run(tmp_path, RunConfig(candidates=["cand"], feedback="rules", protocols=["selfcritique"], turns=2,
+                                   baselines="pairbench"), {"cand": cand})
+    critique2, revise2 = cand.sent[3][-1].content, cand.sent[4][-1].content
+    assert "Critique it" in critique2 and cand.sent[3][0].role == "system"
+    assert "## Current program" in revise2 and "CRITIQUE-4" in revise2
+    assert "## Earlier turns" in revise2 and "CRITIQUE-2" in revise2  # the history, as before
+
+
 @pytest.mark.parametrize("baselines", ["paper", "pairbench"])
 async def test_obfuscation_uses_the_papers_few_shot_prompt(tmp_path: Path, baselines: str) -> None:
     cand = Client("cand", lambda n: "no code")

@@ -77,7 +77,9 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
         assert all(h.count(". ") == 0 for h in hints) and len(hints) == 3
     elif protocol == "selfcritique":
         assert all("Perhaps the length is off" in h for h in hints)
-        assert sum("Critique it" in s for s in rec.seen) == 3
+        # the critique prompt: seed 002's Fig. 9 goal said to the code model (paper), or ours
+        ask = "Your goal is to provide feedback about your solution" if baselines == "paper" else "Critique it"
+        assert sum(ask in s for s in rec.seen) == 3
     elif protocol == "pair":
         assert len(hints) == 3 and all(hints)
         assert all(t.target is not None and t.hint_level for t in turns[1:])
