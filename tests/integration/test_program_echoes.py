@@ -142,12 +142,17 @@ def _fields(prompt: str) -> dict[str, list[str]]:
     return fields
 
 
+@pytest.mark.parametrize("reading", ["table-ii", "section-iv"])
 @pytest.mark.parametrize("writer", ["rules", "echo"])
-async def test_no_echo_of_a_hidden_input_reaches_a_candidate(tmp_path: Path, writer: str) -> None:
+async def test_no_echo_of_a_hidden_input_reaches_a_candidate(tmp_path: Path, writer: str, reading: str) -> None:
+    # section-iv (the default) shows the feedback model the failing inputs at every level,
+    # so only the validator stands between an echo and the candidate; table-ii also hides
+    # them below L2, and cuts their echoes from the program's outputs there
     candidate, judge = Recorder(), Judge()
     feedback: Spy | Echo = Spy() if writer == "rules" else Echo()
     config = RunConfig(candidates=["recorder"], feedback=writer, protocols=PROTOCOLS, turns=6,
-                       scenario_turns=6, validator="openai:judge", baselines="pairbench")
+                       scenario_turns=6, validator="openai:judge", baselines="pairbench",
+                       evidence_reading=reading)  # type: ignore[arg-type]
     models = {"recorder": candidate, writer: feedback, "openai:judge": judge}
     async with Evaluator(config, models=models, out_dir=tmp_path / "run",
                          trace_cache=TraceCache(tmp_path / "tc")) as ev:
@@ -178,7 +183,10 @@ async def test_no_echo_of_a_hidden_input_reaches_a_candidate(tmp_path: Path, wri
         if "Input" not in fields:
             assert not _leaks(prompt), prompt
     l1 = [p for p in prompts if "Input" not in _fields(p)]
-    assert l1 and any("Program output" in _fields(p) for p in l1)
+    if reading == "table-ii":
+        assert l1 and any("Program output" in _fields(p) for p in l1)
+    else:
+        assert not l1  # every level sees the failing inputs
 
     # records: the failure type of the class-name program is the closed vocabulary's word
     targets = [t.target for t in turns if t.target is not None and t.instance_id == "echo-class-name"]
