@@ -140,6 +140,9 @@ def test_the_rules_precision_and_recall_on_the_labelled_sets(path: Path, precisi
 FRESH = {1: (1.0, 1.0, 34), 2: (34 / 35, 32 / 35, 35), 3: (1.0, 32 / 36, 36), 4: (1.0, 36 / 39, 39),
          5: (31 / 32, 31 / 36, 36), 6: (1.0, 43 / 48, 48), 7: (42 / 43, 42 / 48, 48), 8: (27 / 28, 27 / 28, 28),
          9: (37 / 40, 37 / 48, 48)}
+#: fresh10 (39 hints over 5 new tasks, written for the local-judge measurement and labelled before any
+#: validator saw it): first measured by the rules of main f92990e, 14 / 14 and 14 / 18.
+FRESH[10] = (1.0, 14 / 18, 18)
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
