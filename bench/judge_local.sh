@@ -113,7 +113,9 @@ curl -sf "$BASE_URL/models" >/dev/null || die "no answer from $BASE_URL/models"
 log "server: $BASE_URL (pid $SERVER_PID, $THREADS thread(s), log $SERVER_LOG)"
 
 # 4. one judge prompt timed (the first hint of the first set), then the sets
-"$PY" - "$BASE_URL" "$MODEL_NAME" "$REPO/${SETS[0]}" <<'EOF'
+FIRST=${SETS[0]}
+[[ $FIRST = /* ]] || FIRST=$REPO/$FIRST
+"$PY" - "$BASE_URL" "$MODEL_NAME" "$FIRST" <<'EOF'
 import json, sys, time, urllib.request
 from pairbench_async.protocol.hint_labels import parse_labelled_set
 from pairbench_async.protocol.judge import judge_messages, parse_verdict
