@@ -10,7 +10,9 @@ rule off (SandboxConfig(loop_factor=0): the test's full limit). Only those tests
 differ: a test that finished under the rule finished under a limit no larger than its
 own, where the full-limit run judges it the same way. Prints, per set, the tests, the
 TLE tests, how many changed verdict at the full limit, and for each changed test the
-CPU time it needed over its reference's (the rule's promise: at least loop_factor, 10).
+CPU time it needed, its own time over its reference's, and whether it needed more than
+the rule's bound, loop_floor + loop_factor x the reference's time (the rule's promise:
+a verdict changes only beyond it; ``changed_against_the_promise`` counts the others).
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from pathlib import Path
 
 from pairbench_async.core.types import Instance, Verdict
 from pairbench_async.datasets.files import read_instances
+from pairbench_async.sandbox.config import SandboxConfig
+from pairbench_async.sandbox.jobs import LoopRule, tight_limit
 from pairbench_async.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 async def measure(name: str, insts: list[Instance], source_of: str, workers: int) -> dict:
+    config = SandboxConfig(workers=workers)
+    rule = LoopRule(config.loop_factor, config.loop_floor, config.loop_probe)
     programs = [(i, i.reference if source_of == "reference" else i.buggy) for i in insts]
     t0 = time.perf_counter()
     async with SandboxPool(workers=workers) as pool:
@@ -51,13 +57,20 @@ async def measure(name: str, insts: list[Instance], source_of: str, workers: int
         for k, r in zip(ks, results, strict=True):
             if r.verdict is not Verdict.TLE:
                 test = inst.tests[k]
+                # the rule's bound on this test (before or after a timeout of its call:
+                # the smaller one, loop_floor + loop_factor x ref, is what it promises)
+                bound = tight_limit(1e9, test.ref_ms, 0.0, rule) * 1000 if test.ref_ms is not None else None
                 changed.append({"instance": inst.id, "test": test.id, "full": r.verdict.value,
-                                "cpu_ms": round(r.cpu_ms, 1), "ref_ms": test.ref_ms,
-                                "x_ref": round(r.cpu_ms / test.ref_ms, 1) if test.ref_ms else None})
+                                "cpu_ms": round(r.cpu_ms, 1), "work_ms": r.work_ms, "ref_ms": test.ref_ms,
+                                "bound_ms": None if bound is None else round(bound, 1),
+                                "within_promise": bound is None or r.cpu_ms > bound,
+                                "x_ref": round(r.work_ms / test.ref_ms, 1)
+                                if test.ref_ms and r.work_ms is not None else None})
     tle_tests = sum(len(ks) for _, _, ks in again)
     out = {"set": name, "programs": len(programs), "tests": sum(len(r) for r in ruled),
            "tle_tests_with_rule": tle_tests, "programs_with_tle": len(again),
-           "changed_at_full_limit": len(changed), "changed": changed,
+           "changed_at_full_limit": len(changed),
+           "changed_against_the_promise": sum(not c["within_promise"] for c in changed), "changed": changed,
            "wall_rule_s": round(t_rule, 1), "wall_full_rerun_s": round(t_full, 1)}
     print(json.dumps({k: v for k, v in out.items() if k != "changed"}), flush=True)
     for c in changed:

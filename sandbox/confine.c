@@ -1176,14 +1176,14 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 #define OP_ZDIED 13
 #define OP_FATAL 14
 #define FRAME_HEADER_FORMAT "<BI"
-#define TEST_HEAD_FORMAT "<IIIIIIB"
+#define TEST_HEAD_FORMAT "<IIIIIIIB"
 #define RESULT_FORMAT "<iIqqqqqqIIII"
 #define ZDIED_FORMAT "<iB"
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
 #define FLAG_OOM 4 /* the kernel's OOM killer ran in the program's memory cgroup */
 #define FLAG_CPU_TIMEOUT 8 /* the zygote killed the child at its CPU limit */
-#define FLAG_TIGHT 16      /* the test ran under the loop rule's tighter limit */
+#define FLAG_TIGHT 16      /* the test ran under the loop rule's tighter (or probe) limit */
 #define HEAD_START_TIGHT 1 /* test_head.flags: the job already had a TLE elsewhere */
 #define EXIT_FAULT 121
 
@@ -1193,14 +1193,17 @@ struct frame_header {
     uint32_t len;
 };
 /* The limits of one test, ahead of its input (process.py's _TEST_HEAD). The loop
- * rule (pool.py): once a test of the same job (serial) timed out, the next tests
- * run under min(cpu_ms, max(floor_ms, ref_tight_ms, factor x the slowest test of the
- * job this zygote saw finish)) of CPU, and 3 x that + 1 s of wall at most. */
+ * rule (pool.py, jobs.py): until a test of the same job (serial) timed out, a test
+ * whose reference time is known runs under min(cpu_ms, max(probe_ms, factor x the
+ * slowest test of the job this zygote saw finish)); once one did, the next tests run
+ * under min(cpu_ms, max(floor_ms, ref_tight_ms, factor x that slowest test)). Either
+ * way 3 x the CPU limit + 1 s of wall at most. */
 struct test_head {
     uint32_t serial;       /* the pool's job number: the rule's state is per job */
     uint32_t cpu_ms;       /* the test's own CPU limit */
     uint32_t wall_ms;      /* the test's own wall limit */
-    uint32_t ref_tight_ms; /* factor x the reference's time on the test (0: unknown) */
+    uint32_t ref_tight_ms; /* floor + factor x the reference's time on the test (0: unknown) */
+    uint32_t probe_ms;     /* the limit before a timeout (0: none: the reference's time unknown) */
     uint32_t floor_ms;     /* the least tight limit */
     uint32_t factor;       /* 0: no loop rule */
     uint8_t flags;         /* HEAD_START_TIGHT */
@@ -1219,7 +1222,7 @@ struct result_block { /* RESULT_FORMAT */
 };
 #pragma pack(pop)
 _Static_assert(sizeof(struct frame_header) == 1 + 4, "FRAME_HEADER_FORMAT");
-_Static_assert(sizeof(struct test_head) == 6 * 4 + 1, "TEST_HEAD_FORMAT");
+_Static_assert(sizeof(struct test_head) == 7 * 4 + 1, "TEST_HEAD_FORMAT");
 _Static_assert(sizeof(struct result_block) == 2 * 4 + 6 * 8 + 4 * 4, "RESULT_FORMAT");
 
 struct buffer {
@@ -1506,12 +1509,19 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         int64_t cpu_limit_us = (int64_t)th.cpu_ms * 1000;
         int64_t wall_limit_ms = th.wall_ms;
         uint32_t tightened = 0;
-        if (tight && th.factor > 0) {
-            int64_t t = (int64_t)th.floor_ms * 1000;
-            if ((int64_t)th.ref_tight_ms * 1000 > t)
+        if (th.factor > 0 && (tight || th.probe_ms > 0)) {
+            /* after a timeout: the tight limit; before one: the probe */
+            int64_t t = (int64_t)(tight ? th.floor_ms : th.probe_ms) * 1000;
+            if (tight && (int64_t)th.ref_tight_ms * 1000 > t)
                 t = (int64_t)th.ref_tight_ms * 1000;
-            if ((int64_t)th.factor * slowest_us > t)
-                t = (int64_t)th.factor * slowest_us;
+            /* factor x the slowest finished test: where the reference's time is known, at
+             * most the probe (a program cannot buy looser limits by being slow first, and
+             * the probe does not depend on the tests run before it) */
+            int64_t own = (int64_t)th.factor * slowest_us;
+            if (th.probe_ms > 0 && own > (int64_t)th.probe_ms * 1000)
+                own = (int64_t)th.probe_ms * 1000;
+            if (own > t)
+                t = own;
             if (t < cpu_limit_us) {
                 cpu_limit_us = t;
                 tightened = FLAG_TIGHT;
@@ -1521,10 +1531,12 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         }
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
-        if (c.full) { /* the kernel's backstop, in whole seconds */
-            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000);
-            if (c.lim[0] < 1)
-                c.lim[0] = 1;
+        if (c.full) {
+            /* the kernel's backstop, in whole seconds, one past the limit: RLIMIT_CPU
+             * goes by tick-sampled time, which on a loaded host has been seen to reach
+             * 1 s at ~0.77 s of the scheduler's own clock (what the limit is); the
+             * zygote's kill above is the limit, this only catches a zygote that fails */
+            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000) + 1;
             c.lim[1] = c.lim[0] + 1;
         }
         /* Fresh memory files for every test: a shared one would carry its times,
@@ -1649,9 +1661,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             r.cpu_us = clock_us;
         r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
+        /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
+         * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
+         * limit before its kill is not one): the job's next tests here run tighter */
         if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
-            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) || r.cpu_us > cpu_limit_us)
-            tight = 1; /* a timeout: the job's next tests on this zygote run tighter */
+            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+            r.cpu_us > (int64_t)th.cpu_ms * 1000)
+            tight = 1;
         else if (r.cpu_us > slowest_us)
             slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;

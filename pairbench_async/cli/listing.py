@@ -29,6 +29,9 @@ def _protocols() -> str:
             flags.append("scenario and level control")
         if p.model_written:
             flags.append("feedback model" + (", validated" if p.validated else ", not validated"))
+        if p.protected_in(False) != p.protected or p.validated_in(False) != p.validated:
+            flags.append("with --baselines pairbench: " + ("validated, " if p.validated_in(False) else "")
+                         + ("protected" if p.protected_in(False) else "NOT hidden-test protected"))
         if p.recorded:
             flags.append("replays a dataset's recorded feedback")
         lines.append(f"{name}\n    {doc}\n    {'; '.join(flags)}\n    source: {p.source}")

@@ -23,6 +23,12 @@ or ``--setting NAME``) as that run alone would, plus Table VII (seed 000, RQ3) a
 Kendall τ between every pair of settings' model rankings (:mod:`..report.sensitivity`);
 the text also keeps the combined leaderboard of every setting, and ``--json`` keeps it on
 top (``models``, ``settings``) with the main setting's report under ``main``.
+
+PDB's bug-level recall and precision verify each bug fix by running a pseudo-fixed program
+(:mod:`..report.bugs`); the ones the records do not already hold run here, in the sandbox
+(``--workers``, ``--no-confine``, ``--sandbox`` as for ``validate``), before the report is
+built, and the pure report code gets their verdicts. ``--no-bug-check`` skips them: the
+episodes that needed one are then counted as unverified.
 """
 
 from __future__ import annotations
@@ -33,13 +39,14 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..core.errors import ConfigError, StoreError
+from ..core.errors import ConfigError, SandboxError, StoreError
 
 if TYPE_CHECKING:
+    from ..core.types import Instance
     from ..models.prices import PriceBook
     from ..report.runs import LoadedRun
     from ..report.sensitivity import Sensitivity
@@ -49,6 +56,8 @@ __all__ = ["add_report_arguments", "report_command"]
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
     """The ``report`` subcommand's arguments (DIR first: ``--markdown`` takes an optional file)."""
+    from .args import add_sandbox_flags
+
     p.add_argument("dir", metavar="DIR",
                    help="a run directory (records.jsonl, manifest.json), or a --sweep folder: its "
                         "main setting's report plus Table VII and the Kendall τ between settings")
@@ -61,10 +70,16 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                         '"unfinished", "tokens": [{model, protocol, role, called, calls, '
                         'prompt_tokens, completion_tokens, cost}], "cost_total", "unprotected": '
                         '[protocols], "repair_at_k": {name: {k: value}}, "precision": {name: '
-                        '{edit_precision, edit_recall, regeneration_rate, exact_match_rate, '
-                        'exact_match_code_rate (without comments), bleu, corpus_bleu, verdict_mix, '
+                        '{edit_precision, edit_recall (line proximity over turns, not PDB\'s), '
+                        'regeneration_rate, exact_match_rate, '
+                        'exact_match_code_rate (without comments), bleu (the mean of the final programs\' '
+                        'sentence BLEU, not FixEval\'s), corpus_bleu (FixEval\'s corpus-level BLEU-4, the '
+                        '"BLEU" of the text and Markdown reports), verdict_mix, '
                         'verdict_mix_by_turn, codebleu: {codebleu, ngram_match, '
-                        'weighted_ngram_match, syntax_match, dataflow_match} or null}}, '
+                        'weighted_ngram_match, syntax_match, dataflow_match} or null, '
+                        'compilation_accuracy, pdb_recall, pdb_precision (PDB\'s bug-level recall and '
+                        'fix-verified edit-level precision of the final programs), pdb_episodes, '
+                        'pdb_bugs, pdb_fixed, pdb_unverified}}, '
                         '"precision_note": why precision or CodeBLEU is missing, or null, "pass_at_k": {name: '
                         '{instances, samples, pass_at_k: {k: value}, tca_at_k, initial_pass_at_k, '
                         'initial_tca_at_k}} (FixEval, over the runs; initial_* read turn 0, null when '
@@ -100,6 +115,10 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
                    help="main protocol of Tables III/IV and Figs. 3-6 (default: pair if run)")
     p.add_argument("--instances", nargs="+", metavar="ID", default=None,
                    help="instances of Fig. 5 (default: the 3 where the models differ most)")
+    p.add_argument("--no-bug-check", action="store_true",
+                   help="do not run PDB's pseudo-fixed programs in the sandbox: PDB recall and "
+                        "precision then score only the episodes whose verdicts the records hold")
+    add_sandbox_flags(p)
     p.add_argument("--complete-only", action="store_true",
                    help="refuse (exit 1) to report a run whose planned episodes did not all finish; "
                         "by default such a report says so at its top and ranks the models only on "
@@ -147,7 +166,8 @@ def _write_viewer(run: LoadedRun, out: Path, with_tests: bool, title: str) -> st
 def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_stdout: bool,
                 main: str | None, instances: list[str] | None, prices: PriceBook | None,
                 sweep: tuple[Path, Sensitivity] | None,
-                with_tests: bool = False) -> tuple[str | None, list[str]]:
+                with_tests: bool = False,
+                verdicts: dict[tuple[str, str], bool] | None = None) -> tuple[str | None, list[str]]:
     """Build, draw and write the page (a sweep's: its folder and Table VII); return the
     Markdown for stdout (if asked) and what was written."""
     from ..report.documents import page, page_html
@@ -156,7 +176,8 @@ def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_s
     title = (f"PAIR-BENCH report: {sweep[0].resolve().name} (sweep, main setting {sweep[1].main})"
              if sweep is not None else None)
     report = page(run, main=main, instances=instances, prices=prices,
-                  sensitivity=sweep[1] if sweep is not None else None, title=title)
+                  sensitivity=sweep[1] if sweep is not None else None, title=title,
+                  bug_verdicts=verdicts)
     written: list[str] = []
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
@@ -189,16 +210,54 @@ async def _load(root: Path, args: argparse.Namespace) -> LoadedRun:
 
 
 def _stdout(args: argparse.Namespace, loaded: LoadedRun, s: Sensitivity | None,
-            prices: PriceBook | None, md_text: str | None) -> str:
+            prices: PriceBook | None, md_text: str | None,
+            verdicts: dict[tuple[str, str], bool] | None = None) -> str:
     """What stdout carries: the JSON, the Markdown, or the plain text."""
     from ..report.documents import run_json, run_text, sweep_json, sweep_text
 
     if args.json:
-        data = run_json(loaded.main_run, prices) if s is None else sweep_json(loaded, s, prices)
+        data = (run_json(loaded.main_run, prices, bug_verdicts=verdicts) if s is None
+                else sweep_json(loaded, s, prices, bug_verdicts=verdicts))
         return msgspec.json.encode(data).decode() + "\n"
     if md_text is not None:
         return md_text
-    return run_text(loaded.main_run, prices) + "\n" if s is None else sweep_text(loaded, s, prices)
+    return (run_text(loaded.main_run, prices, bug_verdicts=verdicts) + "\n" if s is None
+            else sweep_text(loaded, s, prices, bug_verdicts=verdicts))
+
+
+async def _passes(sandbox: Any, instance: Instance, program: str) -> bool | None:
+    """Does ``program`` pass every hidden test? None on a sandbox fault (says nothing)."""
+    results = await sandbox.run(instance.program(program), instance.tests, instance.limits,
+                                checker=instance.checker)
+    if any(r.verdict.value == "SF" for r in results):
+        return None
+    return all(r.passed for r in results)
+
+
+async def _bug_verdicts(run: LoadedRun, args: argparse.Namespace) -> dict[tuple[str, str], bool]:
+    """Run the programs PDB's measures need and the records do not hold (none: no sandbox)."""
+    from ..report.documents import pdb_needed
+    from ..report.precision import verdict_key
+    from ..sandbox.config import SandboxConfig
+    from .args import make_command_sandbox
+
+    needed = await asyncio.to_thread(pdb_needed, run)
+    if not needed:
+        return {}
+    config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
+                           require_full=args.require_full_confinement)
+    sandbox = make_command_sandbox(args, config)
+    try:
+        await sandbox.start()
+        got = await asyncio.gather(*(_passes(sandbox, inst, program) for inst, program in needed))
+    except SandboxError as exc:  # the report does not need a sandbox for anything else
+        print(f"warning: PDB's bug checks could not run ({exc}): the episodes that need them are "
+              "reported as unverified", file=sys.stderr)
+        return {}
+    finally:
+        await sandbox.aclose()
+    return {verdict_key(inst.id, program): ok
+            for (inst, program), ok in zip(needed, got, strict=True) if ok is not None}
 
 
 async def report_command(args: argparse.Namespace) -> int:
@@ -231,6 +290,7 @@ async def report_command(args: argparse.Namespace) -> int:
         raise ConfigError("--json and --markdown without a file both print to stdout; "
                           "give --markdown a file")
     s = loaded.sensitivity() if loaded.is_sweep else None
+    verdicts = None if getattr(args, "no_bug_check", False) else await _bug_verdicts(loaded.main_run, args)
     written: list[str] = []
     md_text: str | None = None
     if html or markdown:
@@ -239,7 +299,7 @@ async def report_command(args: argparse.Namespace) -> int:
                 _write_page, loaded.main_run, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
                 getattr(args, "protocol", None), getattr(args, "instances", None), prices,
-                (root, s) if s is not None else None, with_tests)
+                (root, s) if s is not None else None, with_tests, verdicts)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
     viewer: str | None = getattr(args, "viewer", None)
@@ -251,7 +311,7 @@ async def report_command(args: argparse.Namespace) -> int:
                 f"PAIR-BENCH transcripts: {name}"))
         except OSError as exc:
             raise StoreError(f"cannot write the viewer: {exc}") from exc
-    sys.stdout.write(_stdout(args, loaded, s, prices, md_text))
+    sys.stdout.write(_stdout(args, loaded, s, prices, md_text, verdicts))
     for line in written:
         print(f"wrote {line}", file=sys.stderr)
     return 0

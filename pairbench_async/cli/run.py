@@ -88,9 +88,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="the hint level after a scenario is deferred: stay (Algorithm 1, default), "
                    "escalate (Section IV-D.2's text: +1, capped at 6) or reset (L1)")
     p.add_argument("--evidence-reading", choices=("table-ii", "section-iv"), default=None,
-                   help="what the feedback model sees of the programs: table-ii (each level's column: "
-                   "the candidate's code from L4, the reference from L5; default) or section-iv (both "
-                   "programs at every level, as Section IV words it); the validator is the same")
+                   help="what the feedback model is shown: section-iv (default: the reference, the current "
+                   "program and the scenario's tests at every level, as Section IV words it) or table-ii "
+                   "(this project's masks by level: the candidate's code from L4, the reference from L5); "
+                   "the validator is the same")
+    p.add_argument("--baselines", choices=("paper", "pairbench"), default=None,
+                   help="how FeedbackEval's and When Benchmarks Talk's protocols run: paper (as the papers "
+                   "ran them: their prompts, recorded human reviews verbatim, no leakage validator; "
+                   "default) or pairbench (validated feedback, PAIR-BENCH's prompt with the history; how "
+                   "runs made before this option ran, and resume)")
     p.add_argument("--minimal-edit", action="store_true", default=None,
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
@@ -196,6 +202,7 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "minimal_edit": ("minimal_edit", "--minimal-edit"), "obfuscate": ("obfuscate", "--obfuscate"),
           "after_deferral": ("after_deferral", "--after-deferral"),
           "evidence_reading": ("evidence_reading", "--evidence-reading"),
+          "baselines": ("baselines", "--baselines"),
           "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid")}
 #: options that are not RunConfig fields
 _OPTIONS = ("limit", "skip_invalid")
@@ -314,10 +321,12 @@ async def run_command(args: argparse.Namespace) -> int:
             early.release()
 
 
-async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) -> list[Any]:
-    """The instances whose reference passes its hidden tests (the others named on stderr);
-    :class:`ConfigError` when none does. Recorded in the options, so that a resume checks
-    too (a run from before the check resumes with every instance, as it ran)."""
+async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]
+                   ) -> tuple[list[Any], dict[str, list[float]]]:
+    """The instances whose reference passes its hidden tests (the others named on stderr)
+    and their references' times per test (for the sandbox's loop rule); :class:`ConfigError`
+    when none does. Recorded in the options, so that a resume checks too (a run from
+    before the check resumes with every instance, as it ran)."""
     from ..runner.references import check_references
 
     checked = await check_references(instances, sandbox)
@@ -327,7 +336,7 @@ async def _checked(instances: list[Any], sandbox: Any, options: dict[str, Any]) 
         raise ConfigError("no instance to run: every reference fails some of its own hidden tests "
                           "(`pairbench validate` lists them)")
     options["references_checked"] = True
-    return checked.kept
+    return checked.kept, checked.ref_ms
 
 
 async def _run(args: argparse.Namespace, root: Path) -> int:
@@ -367,13 +376,14 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
             stack.enter_context(lock_folder(root))
             stack.push_async_callback(sandbox.aclose)
             await sandbox.start()
+            times: dict[str, list[float]] = {}
             if not args.resume or options.get("references_checked"):
-                instances = await _checked(instances, sandbox, options)
+                instances, times = await _checked(instances, sandbox, options)
                 printer.instances = instances
             await run_sweep(base, grid, instances, root, resume=args.resume, sandbox=sandbox,
                             dataset_paths=[str(Path(p).resolve()) for p in dataset], observe=printer,
                             retry_errors=args.retry_errors, allow_endpoint_change=args.allow_endpoint_change,
-                            dataset_options=options)
+                            dataset_options=options, reference_times=times)
     except asyncio.CancelledError:
         if not interrupted:
             raise

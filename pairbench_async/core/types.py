@@ -38,6 +38,8 @@ __all__ = [
 #: Not bumped for CallRecord.messages (the ids of the messages a call sent): an optional
 #: field that changes no recorded value's meaning, so a schema-3 run recorded without it
 #: resumes with it, and its earlier calls read as "messages not recorded"
+#: Nor for HintRecord.source (where a FeedbackEval text came from), optional in the same
+#: way; the baselines' behaviour is a run setting (``RunConfig.baselines``, in the manifest)
 SCHEMA_VERSION = 3
 
 Kind = Literal["stdio", "call"]
@@ -65,8 +67,9 @@ class Verdict(str, enum.Enum):
 class Checker(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):
     """How an output is compared with the expected one; a per-instance option.
 
-    The default is FixEval's rule: whitespace-separated tokens, numeric tokens equal
-    within 1e-8 absolute or relative. ``exact`` compares the text itself, after
+    The default is FixEval's 1e-8 with a relative half of our own: whitespace-separated
+    tokens, numeric tokens equal within 1e-8 absolute or relative (FixEval's threshold is
+    absolute: ``rel_tol=0`` is its rule; README's "Comparison" says why). ``exact`` compares the text itself, after
     normalising line endings and dropping trailing whitespace at the very end.
     """
 
@@ -97,8 +100,9 @@ class Test(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_field
     #: This test's CPU limit in seconds, when an importer derived one from the
     #: reference's time; None (absent from the file): the instance's ``time_limit``.
     time_limit: float | None = None
-    #: The reference's CPU time on this test in milliseconds, as measured when the
-    #: limit was derived (the sandbox's loop rule reads it); None: not measured.
+    #: The reference's CPU time on this test in milliseconds (its module and call,
+    #: without the test's ~1 ms fixed cost: ``TestResult.work_ms``), as measured when
+    #: the limit was derived (the sandbox's loop rule reads it); None: not measured.
     ref_ms: float | None = None
 
     __test__ = False  # not a pytest test class, despite the name
@@ -155,6 +159,9 @@ class TestResult(msgspec.Struct, omit_defaults=True):
     timeout: Literal["cpu", "wall"] | None = None
     lines: list[int] | None = None
     value: Any | msgspec.UnsetType = msgspec.UNSET
+    #: the CPU time of the program's own module and call, without the test's fixed
+    #: cost (fork, confinement, input, output): what a reference's ``Test.ref_ms`` is
+    work_ms: float | None = None
 
     __test__ = False  # not a pytest test class, despite the name
 

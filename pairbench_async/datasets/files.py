@@ -148,6 +148,11 @@ def check_instance(inst: Instance) -> list[str]:
             problems.append(f"{where}: a stdio test needs input and output")
         elif test.kind == "call" and test.expected is msgspec.UNSET:
             problems.append(f"{where}: a call test needs expected")
+        if test.time_limit is not None and (not math.isfinite(test.time_limit)
+                                            or not 0 < test.time_limit <= 60):
+            problems.append(f"{where}.time_limit: {test.time_limit} not in (0, 60] seconds")
+        if test.ref_ms is not None and (not math.isfinite(test.ref_ms) or test.ref_ms < 0):
+            problems.append(f"{where}.ref_ms: {test.ref_ms} is not a time in ms (finite, >= 0)")
         if i < len(inst.tests):
             if test.id in seen:
                 problems.append(f"{where}.id: duplicate test id {test.id!r}")

@@ -16,24 +16,32 @@ rounds. They differ in the feedback of turns 1..α:
 ``compiler``   pylint's messages on the current program (FeedbackEval)
 ``test``       one failing hidden test with its input, expected and actual output and the
                error: NOT hidden-test protected, and marked so in every record (FeedbackEval)
-``human``      a feedback model's review paragraph, as a human reviewer would write (FeedbackEval)
+``human``      the dataset's recorded review, verbatim, else a feedback model's review
+               paragraph, as a human reviewer would write it (FeedbackEval)
 ``paragraph``  a simulated user who knows the reference explains the problem in a
                paragraph of at most 100 words (When Benchmarks Talk)
 ``sentence``   the same in one sentence of at most 50 words (When Benchmarks Talk)
 ``code``       a simulated user who knows the reference gives line-level corrections: it
                shows reference code, so it is NOT hidden-test protected (When Benchmarks Talk)
 ``rephrase``   the feedback model rephrases the problem statement to clarify what the
-               program misses (When Benchmarks Talk)
+               program misses; the candidate codes from the rephrased question (When
+               Benchmarks Talk)
 ``selfcritique`` the candidate critiques its own program; its critique is its next feedback
+               (When Benchmarks Talk's Self-Critique Baseline)
 =============  ==========================================================================
 
 Each protocol is an object in :mod:`.protocols` (its properties, its simulated
 level for the offline ``sim`` candidate, and how it produces a turn's feedback); this
-module holds the texts and prompts they build, as pure functions.
+module holds the texts and prompts of our own they build, as pure functions; the
+papers' own prompts are in :mod:`.feedbackeval_prompts` and :mod:`.wbt_prompts`.
 
-Model-written feedback (vanilla, human, paragraph, sentence) goes through the same
-leakage validator as PAIR-BENCH hints, at the most permissive level (6): no code and
-no verbatim hidden tests or reference lines ever reach the candidate.
+By default (``baselines="paper"``) the papers' baselines run as the papers ran them:
+FeedbackEval's and When Benchmarks Talk's model-written feedback reaches the candidate
+unvalidated (neither paper has a validator), so ``human``, ``paragraph``, ``sentence``
+and ``rephrase`` are NOT hidden-test protected there. ``vanilla`` always, and those four
+with ``baselines="pairbench"``, go through the same leakage validator as PAIR-BENCH
+hints, at the most permissive level (6): no code and no verbatim hidden tests or
+reference lines ever reach the candidate.
 """
 
 from __future__ import annotations
@@ -159,7 +167,8 @@ def test_feedback(test: Test, result: TestResult) -> str:
 
 
 def selfcritique_messages(instance: Instance, program: str) -> list[Message]:
-    """Ask the candidate to critique its own program (no user, no hidden data)."""
+    """Ask the candidate to critique its own program (no user, no hidden data), with
+    ``baselines="pairbench"``; the paper's way is :func:`.wbt_prompts.self_critique_messages`."""
     from .prompts import fenced
 
     return [

@@ -154,10 +154,12 @@ def hint_level(number: int) -> HintLevel:
     return HINT_LEVELS[number - 1]
 
 
-#: What the feedback model is shown of the two programs: ``table-ii`` (each level's column
-#: of Table II: the candidate's code from L4, the reference from L5) or ``section-iv`` (§IV:
-#: the model "receives ... the correct reference program, the current buggy program" at
-#: every level; the other fields stay Table II's). See docs/PROTOCOL.md.
+#: What the feedback model is shown: ``section-iv`` (§IV: the model "receives the problem
+#: requirement, the correct reference program, the current buggy program, the selected
+#: scenario test cases, and the requested hint level", at every level; the reference's
+#: traces stay from L5, §IV naming none) or ``table-ii`` (the project's masks by level,
+#: :data:`HINT_LEVELS`' ``mask``: what each level of Table II may reveal, the candidate's
+#: code from L4, the reference from L5). See docs/PROTOCOL.md.
 EvidenceReading = Literal["table-ii", "section-iv"]
 EVIDENCE_READINGS: Final = ("table-ii", "section-iv")
 
@@ -167,7 +169,8 @@ def mask_evidence(level: int, evidence: Evidence, reading: EvidenceReading = "ta
     ``None``, and the candidate's outputs cut of their echoes of inputs the level may not see."""
     mask = set(hint_level(level).mask)
     if reading == "section-iv":
-        mask |= {"candidate_code", "reference_code"}
+        mask |= {"problem", "candidate_code", "reference_code", "failing_inputs", "expected_outputs",
+                 "candidate_outputs"}
     tests = tuple(
         msgspec.structs.replace(
             test,

@@ -95,6 +95,10 @@ class HintOutcome(msgspec.Struct, frozen=True, kw_only=True):
     #: words of the feedback model's reply past the protocol's word cap, cut before the
     #: candidate saw ``text`` (seed 002's paragraph and sentence caps; 0: nothing cut)
     words_cut: int = 0
+    #: where a FeedbackEval text came from: ``recorded`` (the dataset's own, replayed
+    #: verbatim) or ``generated`` (by the feedback model, where none was recorded); None
+    #: for every other protocol
+    source: str | None = None
 
 
 def hidden_quotes(text: str, hidden: HiddenData, public: str, policy: ValidationPolicy | None = None) -> list[str]:

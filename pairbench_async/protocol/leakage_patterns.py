@@ -40,6 +40,11 @@ such as ..."), a predicate ("..., go wrong"), a remark ("Keep in mind that"). ``
 an exact patch in context ("Change x <= 18 to x < 18", "Replace 7 with n"); the structural code
 rules are :mod:`.leakage_structure`'s.
 
+Round 3 (issue 24, revisions 6-7): "you'll want to", "I'd suggest", "it's worth ...ing" and an
+expression asked for ("it needs lo <= x", "should be (a - 1) // k") are directions; "ought to get
+YES" describes; an operator patch is code at a sentence's start too; one-letter inputs given
+values ("n = 2, k = 1 fails") are no statement line.
+
 Pure: no I/O.
 """
 
@@ -95,13 +100,13 @@ _INLINE_CODE: Final = tuple(
         r"[\w\])]\s*(?:==|!=)\s*[\w\[(\-'\"]",
         r"\bsys\.stdin\b",
         # an exact patch of an operator: "from <= to <", "use < instead of <="
-        r"\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using)\s+[`'\"]?"
+        r"(?i:\b(?:from|replace|replacing|change|changing|swap|swapping|turn|use|using))\s+[`'\"]?"
         r"(?:<=|>=|==|!=|<|>|\+=?|-=?|\*|//|/|%)[`'\"]?\s+(?:to|with|by|into|instead|for)\b",
         # a literal swapped: "Replace 7 with n in the division", 'change "aeiouy" to "aeiou"'
         r"(?i:\b(?:replace|replacing|change|changing|swap|swapping|turn|turning)\s+)(?:-?\d+(?:\.\d+)?|\"[^\"\n]*\"|"
         r"'[^'\n]*')\s+(?i:with|to|into|by|for)\s+(?:[A-Za-z_]\w*|-?\d+(?:\.\d+)?|\"[^\"\n]*\"|'[^'\n]*')(?![\w-])",
         # ... and in context: "Change x <= 18 to x < 18", "uses <= where < is needed", "< rather than <="
-        r"\b(?:change|changing|replace|replacing|turn|turning|swap|swapping)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)"
+        r"(?i:\b(?:change|changing|replace|replacing|turn|turning|swap|swapping))\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)"
         r"[^.;\n]{0,20}?\s(?:to|with|into|by)\s+[^.;\n]{0,20}?(?:<=|>=|==|!=|<|>)",
         r"(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:where|when)\s+\w*\s*(?:<=|>=|==|!=|<|>)\s*\w*\s+(?:is|was)\s+(?:needed|meant|"
         r"required|intended|right|correct)",
@@ -120,6 +125,10 @@ _INLINE_CODE: Final = tuple(
     )
 )
 _BULLET: Final = re.compile(r"^[\s>*•\-+]*(?:\d+[.)]\s*)?")
+#: "a = 6, b = 12, k = 3 gives 2", "n = 2, k = 1 fails": one-letter inputs given values, then
+#: prose; an input described, not a statement (issue 24, round 3)
+_INPUT_VALUES: Final = re.compile(r"^[A-Za-z]\s*=\s*-?\d+(?:\.\d+)?(?:\s*(?:,|and)\s*[A-Za-z]\s*=\s*-?\d+(?:\.\d+)?)*"
+                                  r"\s*(?:[,;:]\s*|\s+)[A-Za-z]{2,}")
 
 
 def code_reasons(hint: str, own_names: set[str]) -> list[str]:
@@ -131,7 +140,7 @@ def code_reasons(hint: str, own_names: set[str]) -> list[str]:
         reasons.append(f"code: inline code span {span.group()[:40]!r}")
     for line in hint.splitlines():
         stripped = _BULLET.sub("", line).strip().strip("`")
-        if stripped and _STATEMENT_LINE.match(stripped):
+        if stripped and _STATEMENT_LINE.match(stripped) and not _INPUT_VALUES.match(stripped):
             reasons.append(f"code: statement line {stripped[:40]!r}")
             break
     for pattern in _INLINE_CODE:
@@ -355,6 +364,11 @@ _CHANGED: Final = (
 )
 _DIRECTION: Final = re.compile(
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
+    # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
+    # "it's worth keeping" (issue 24, round 3)
+    r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
+    r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:suggest|recommend|advise)\b|"
+    r"\bit(?:['’]s|\s+is|\s+would\s+be|['’]d\s+be)\s+worth\s+[a-z]+ing\b|"
     rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
     rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
     r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
@@ -375,7 +389,12 @@ _DIRECTION: Final = re.compile(
     r"error|count|output|answer|result))\b|\bthe\s+(?:fix|remedy|cure|repair|correction|right\s+move)\s+"
     r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
-    r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d)\w+|\byou\s+need\b|"
+    r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
+    r"produce|yield)\b)\w+|\byou\s+need\b|"
+    # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
+    r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
+    r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"
+    r"(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?[\w.\[\]]+|"
     r"\bmakes?\s+the\s+\w+\s+(?:correct|right)\b|\bgives?\s+the\s+(?:right|correct)\s+(?:value|answer|result|output)\b|"
     r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b|"
     # a change asked for with a gerund: "the hours just need reducing modulo 24", "wants resetting"

@@ -41,7 +41,14 @@ passive "is ignored"), a cause through the program's parts ("because the convers
 ``concept`` also as a classification, a multiplicity ("adds ... twice"), an order of events, a
 definition ("zero means ..."), a constraint ("can only start once ..."), but not the program's
 own doing ("the table treats X as Y") nor a norm followed by a repair participle ("should be
-compared", a direction).
+compared", a direction). Round 3 (revision 6): a cardinality in a condition on the input ("as soon
+as there are at least two coin values"), losing precision or digits and a cause through any named
+program part ("since the parser ..."), a correction by contrast (", not for just one character")
+unless its clause is about the program or output; a multiplicity guessed under a hedge is the
+symptom (Table II's own L1 example), "ignores" is a concept only of a fact ("ignores that ...").
+Revision 7: any plural noun with a feature ("for phrases with spaces"), "with k = 1", a condition
+placed "in the input"; what compared data "still has"; "can never both"; not a classification
+told of the program's own count, index or list.
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
@@ -71,7 +78,8 @@ _FEATURE: Final = (
     r"(?:empty|blank|nothing\s+(?:at\s+all|to\s+(?:read|process))|no\s+(?:numbers|values|elements|items|input|"
     r"data|characters|letters|edges|lines|words)|single|only\s+one|just\s+one|one\s+(?:element|item|number|"
     r"value|character|letter|node|row|column|query|word|interval)|duplicat\w*|repeat\w*|repetitions?|"
-    r"more\s+than\s+once|twice|several\s+times|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
+    r"more\s+than\s+once|twice|several\s+times|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:two|three|\d+)|"
+    r"more\s+than\s+(?:one|two|\d+)\b(?!\s+(?:tests?|cases?|times))|multiple|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
     r"zeros?|positive|large|larger|huge|big|long|longer|maximum|minimum|maximal|minimal|small|tiny|short|"
     r"sorted|unsorted|reversed?|descending|ascending|decreasing|increasing|odd|even|"
     r"upper[\s-]?case|lower[\s-]?case|mixed[\s-]?case|capital\w*|whitespace|spaces?|punctuation|special\s+"
@@ -93,12 +101,13 @@ _FEATURE_ADJ: Final = (
 )
 #: words that put a feature on the output (the symptom), not on the input
 _OUTPUT_CUE: Final = re.compile(
-    r"\b(?:outputs?|output\w*|print\w*|return\w*|answers?|results?|expected|produc\w*|gives?|gave|"
+    r"\b(?:outputs?|output\w*|print(?!ers?\b)\w*|return\w*|answers?|results?|expected|produc\w*|gives?|gave|"
     r"reports?|reported|shows?(?!\s+up)|displays?|prints?)\b",
     re.I,
 )
 _TRIGGER: Final = re.compile(
-    r"\b(?:when(?:ever)?|if|once|as\s+soon\s+as|in\s+(?:the\s+)?cases?\s+(?:where|when|with|of)|"
+    # "as if": a comparison, not a condition (issue 24, round 3)
+    r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as|in\s+(?:the\s+)?cases?\s+(?:where|when|with|of)|"
     r"only\s+(?:for|on|with))\b",
     re.I,
 )
@@ -129,6 +138,11 @@ _INPUT_PATTERNS: Final = (
     # "inputs below -17.8 degrees", "values over 10^9": inputs picked out by a bound
     re.compile(rf"\b{_INPUT_NOUN}\s+(?:below|above|under|over|beyond|past|exceeding|(?:less|greater|more|fewer|larger|"
                rf"smaller|bigger|higher|lower)\s+than|of\s+at\s+(?:least|most))\s+-?\d", re.I),
+    # "for phrases with spaces or punctuation in them": any plural noun holding a feature; "Even with
+    # k = 1": a one-letter input given a value (issue 24, round 3)
+    re.compile(rf"\b(?:on|for|given)\s+(?:(?:the|some|such|these|those|any|all)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*s\s+"
+               rf"(?:with|containing|having|that\s+(?:have|contain|include))\s+(?:[\w-]+\s+){{0,2}}?{_FEATURE}\b", re.I),
+    re.compile(r"\b(?:with|for|given|when|if)\s+[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -182,11 +196,15 @@ _INPUT_SUBJECT: Final = re.compile(
     r"^\s*(?:(?:a|an|the|some|any|no|every|each|all|both|two|several|at\s+least\s+\w+|more\s+than\s+\w+|"
     r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
     r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
-    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?)\b",
+    r"shares?|repeats?|comes?|goes|gets?|holds?|consists?|arriv(?:e|es)|leaves?|joins?|enters?|overlaps?|"
+    r"touch(?:es)?|sits?\s+idle)\b",
     re.I,
 )
 
 
+#: a condition clause placed in the input: "once the minutes in the input add up to more than an hour"
+_IN_INPUT: Final = re.compile(r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{0,60}?"
+                              r"\b(?:in|of)\s+the\s+input\b[^,.;:!?]*)", re.I)
 _HANDLED: Final = re.compile(
     r"\b(?:handles|handled|handle|treats|treated|processes|processed|deals\s+with|copes\s+with)\s+"
     r"(?:(?:the|some|any|all|those|such)\s+)?(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?:that|which|where|whose|with|"
@@ -241,6 +259,10 @@ def input_pattern_reasons(hint: str) -> list[str]:
                 and not _OUTPUT_CUE.search(clause) and not _TOO.search(clause)):
             return [f"input_pattern: a condition on the input {_show(found.group())} "
                     "(reserved for L2 and above)"]
+    for found in _IN_INPUT.finditer(hint):
+        if not _OUTPUT_CUE.search(found.group("clause")) and not _TOO.search(found.group("clause")):
+            return [f"input_pattern: a condition on the input {_show(found.group())} "
+                    "(reserved for L2 and above)"]
     for trigger in _TRIGGER.finditer(hint):
         rest = hint[trigger.end():]
         end = _CLAUSE_END.search(rest)
@@ -273,6 +295,8 @@ _MEMORY_VERB: Final = (
 _HELD: Final = (
     r"(?:track|count|counts|counter|information|info|state|running|previous|earlier|prior|sum|total|maximum|"
     r"minimum|max|min|best|position|index|history|memory|frequenc\w*|occurrences|value\s+of|values\s+seen|"
+    r"precision|accuracy|(?:the\s+|its\s+)?(?:rest|remainder)\s+of\s+(?:the|its)|(?:the\s+|its\s+)?(?:low|lower|last|"
+    r"trailing|extra)\s+(?:digits|bits)|"
     r"what\s+it|which|how\s+many|its\s+\w+|the\s+(?:count|counter|sum|total|information|state|running|"
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
@@ -316,6 +340,10 @@ _STATE_PATTERNS: Final = (
                r"\b(?:is|are|was|were|gets|get)\s+(?:simply\s+|just\s+|then\s+)?ignored\b|"
                r"\b(?:is|are)\s+(?:ever|only\s+ever)\s+(?:looked\s+at|examined|compared|considered|inspected)\b|"
                r"\bthe\s+(?:program|solution|code)\s+(?:tallies|tracks|records|accumulates|collects)\b", re.I),
+    # what the program's data still holds: "the cleaned-up text that ends up being compared still has
+    # the punctuation in it" (issue 24, round 3; of the output it is the symptom: see state_reasons)
+    re.compile(r"\b(?:compared|stored|kept|built|computed|cleaned|processed|used|checked|saved|held)\b[^.;!?]{0,40}?"
+               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -334,9 +362,11 @@ _INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|rep
 #: the cause, told through what the solution does (L3's "internal reasoning")
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
-    r"(?:the\s+|this\s+|its\s+|your\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
+    r"(?:the\s+|this\s+|its\s+|your\s+)?(?:[\w-]+\s+)?(?:solution|program|code|algorithm|implementation|function|loop|"
     r"search|traversal|recursion|scan|conversion|calculation|computation|division|formula|update|rounding|"
-    r"truncation|parsing|lookup|comparison|check|counter|it)\b",
+    r"truncation|parsing|lookup|comparison|check|counter|it|parser|reader|tokeni[sz]er|table|array|dictionary|"
+    r"dict|stack|queue|heap|clock|accumulator|variable|index|pointer|cache|memo|recurrence|dp|bounds?\s+check|"
+    r"branch|condition|update|check|test|guard|step)\b",
     re.I,
 )
 
@@ -390,6 +420,8 @@ _CONCEPT_PATTERNS: Final = (
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
     re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
                r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
+               r"is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
+               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
                r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
                r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
@@ -397,10 +429,12 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
     # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
-    re.compile(r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
-               r"(?<!\bit\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
-               r"(?:[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
-               r"expected\b|before\b)[a-z]{3,}", re.I),
+    re.compile(r"(?<!\bcount\s)(?<!\bcounter\s)(?<!\bindex\s)(?<!\bsearch\s)"
+               r"(?<!\bparser\s)(?<!\bupdate\s)(?<!\bposition\s)(?<!\blist\s)(?<!\barray\s)(?<!\bmap\s)"
+               r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
+               r"(?<!\bit\s)(?<!\bthe\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+               r"(?:(?!as\b)[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
+               r"expected\b|before\b|soon\b|long\b|far\b|often\b|usual\b|follows\b)[a-z]{3,}", re.I),
     # a multiplicity: "you add the middle element twice", "includes the centre two times"
     re.compile(r"\b(?:add|adds|added|adding|count|counts|counted|counting|include|includes|included|including|"
                r"use|uses|used|using|visit|visits|visited|take|takes|took|taken|sum|sums|summed|subtract|subtracts|"
@@ -412,10 +446,16 @@ _CONCEPT_PATTERNS: Final = (
     # a definition: "a quantity of zero means the item is gone"
     re.compile(r"\b(?:means|implies)\s+(?:that\s+)?(?:the|a|an|it|they|there)\s+(?!(?:output|answer|result|program|"
                r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
+    # a constraint on two things at once: "Two equal values can never both sit in ..." (issue 24, round 3)
+    re.compile(r"\b(?:can|could|may)(?:\s+not|\s+never|not|n['’]t)\s+both\b|\bnever\s+both\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
                r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+    # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
+    # "the update ignores the arrival time", is L3's: issue 24, round 3)
     re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
-               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\b|"
+               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\s+"
+               r"(?:that|the\s+fact|whether|how|the\s+(?:rule|requirement|constraint|condition|possibility|case\s+"
+               r"(?:where|when|that)))\b|"
                r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
                r"take\s+into\s+account)\b", re.I),
 )
@@ -438,17 +478,63 @@ _REPAIR_PARTICIPLE: Final = re.compile(
 )
 
 
+#: "it should be (a - 1) // k": an expression asked for is a direction (or code), not a rule
+_CODE_VALUE: Final = re.compile(r"\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?\w")
+
+
 #: "... has to be found again every time": the cost of what the program does, not a rule
 _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
 
 
+#: a correction by contrast: "must cost infinity, not zero", "run on until the next operator, not for
+#: just one character", "Closeness in value, not in position" (issue 24, round 3); the clause before
+#: it must not be about the program, its state or its output ("The solution records the first
+#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
+_CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
+                              r"the|a|an)\b", re.I)
+_PROGRAM_CLAUSE: Final = re.compile(
+    r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
+    r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
+    r"lands?|wrong|incorrect|differs?)\b", re.I)
+
+
+#: a multiplicity guessed from the output, as Table II's own L1 example does ("suggesting that
+#: something may be counted extra"): "It looks as though some ways are counted more than once"
+#: is the symptom (issue 24, round 3)
+_MULTIPLE: Final = re.compile(r"\b(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often|double[\s-]?count\w*)\b",
+                              re.I)
+_HEDGE: Final = re.compile(r"\b(?:as\s+though|as\s+if|seems?|seemingly|suggest\w*|may|might|perhaps|possibly|"
+                           r"probably|looks?\s+like|apparently|presumably)\b", re.I)
+
+
+def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;!?\n"), default=-1) + 1
+    return bool(_MULTIPLE.search(found.group()) and _HEDGE.search(hint[start: found.start()]))
+
+
+def _contrast(hint: str) -> re.Match[str] | None:
+    for found in _CONTRAST.finditer(hint):
+        start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
+        clause = hint[start: found.start()]
+        if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not _OUTPUT_CUE.search(clause)
+                and not _TOO.search(clause) and not state_reasons(clause)):
+            return found
+    return None
+
+
 def concept_reasons(hint: str) -> list[str]:
+    found = _contrast(hint)
+    if found:
+        return [f"concept: states the missing rule by contrast {_show(found.group())} "
+                "(reserved for L5 and above)"]
     for pattern in _CONCEPT_PATTERNS:
         found = next((m for m in pattern.finditer(hint)
                       if not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
                               and re.search(r"\bbe\b", m.group()))
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
-                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))), None)
+                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))
+                      and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not _guessed_multiplicity(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]

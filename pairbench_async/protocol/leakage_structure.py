@@ -14,7 +14,9 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   (a location, below L4; see :func:`candidate_quotes`), unless the hint tells the candidate to
   write it ("use", "write", "set ... to"). An assignment is a statement and code even when the
   candidate has it ("Write visited[u] = True"). Text of the problem
-  statement is public and never counts.
+  statement is public and never counts. A method after a subscript or call, or a string's method
+  (``adj[u].append(v)``, ``"".join(out)``), continues the operand; an expression of one-letter
+  names verbatim from the candidate and named as a place ("the n ** 0.5 computation") is a quote.
 * **Reference n-grams** (``code``, every level): a run of :data:`NGRAM` code tokens (names,
   numbers, strings, operators, brackets; at least two of them symbols and two not) that a
   line of the reference holds and the candidate's program does not: an exact patch of the
@@ -101,14 +103,18 @@ def _program_shape(candidate: str, reference: str) -> ProgramShape:
 
 
 #: an operand: a name or number, optionally subscripted or called (one level of nesting)
-_OPERAND: Final = r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?)(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\))*"
+#: (issue 24, round 3: a method after a subscript or call, ``adj[u].append(v)``, and a string's
+#: method, ``"".join(out)``, continue the same operand)
+_OPERAND: Final = (r"(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\d+(?:\.\d+)?|\"[^\"\n]{0,12}\"(?=\.)|'[^'\n]{0,12}'(?=\.))"
+                   r"(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\]|\((?:[^()\n]|\([^()\n]*\))*\)|\.[A-Za-z_]\w*)*")
 _OPERATOR: Final = r"(?://|\*\*|<=|>=|==|!=|[+*/%<>]|-(?=\s))"
 #: one code fragment: assignment, or operator chain, or a subscript or call alone
 _FRAGMENT: Final = re.compile(
     rf"(?<![\w.])(?P<lhs>{_OPERAND})\s*(?P<aug>//|\*\*|[-+*/%])?=(?!=)\s*\(?\s*(?P<rhs>-?{_OPERAND}"
     rf"(?:\s*{_OPERATOR}\s*\(?\s*-?{_OPERAND}\)?)*)"
     rf"|(?<![\w.])\(?(?P<left>{_OPERAND})\)?(?:\s*{_OPERATOR}\s*\(?\s*-?(?:{_OPERAND})\)?)+"
-    rf"|(?<![\w.])(?P<alone>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)"
+    rf"|(?<![\w.])(?P<alone>(?:[A-Za-z_]\w*|\"[^\"\n]{{0,12}}\"|'[^'\n]{{0,12}}')(?:\.[A-Za-z_]\w*)*"
+    rf"(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+(?:\.[A-Za-z_]\w*(?:\[[^\[\]\n]+\]|\((?:[^()\n]|\([^()\n]*\))*\))+)*)"
 )
 _NAME: Final = re.compile(r"[A-Za-z_]\w*")
 #: the hint tells the candidate to write the fragment: "Write visited[u] = True", "set x to ..."
@@ -131,6 +137,15 @@ _FRAMED_BEFORE: Final = re.compile(
 #: the fragment continues a statement ("for i in range(n)", "return sorted(a)"): code, not a name
 _STATEMENT_LEAD: Final = re.compile(r"\b(?:for\s+[\w, ]+\s+in|while|if|elif|return|yield|lambda[^:]*:|print\(|"
                                     r"not\s+in)\s*[`'\"]?\s*$")
+_REPLACED: Final = re.compile(r"\b(?:replace|replacing|rewrite|rewriting)\s+(?:[^.;\n]{0,60}?\s(?:and|or)\s+)?[`'\"]?$",
+                             re.I)
+
+
+def _in_words(rest: str) -> bool:
+    """Whether what replaces the quoted code ("... with a two-sided range check") is told in words."""
+    sentence = re.split(r"[.;!?\n]", rest, maxsplit=1)[0]
+    found = re.search(r"\b(?:with|by)\b", sentence)
+    return bool(found) and not re.search(r"[<>=+*/%\[\]()]|\s-\s", sentence[found.end():])
 _FRAMED_AFTER: Final = re.compile(rf"[\s`'\")]*(?:\w+\s+){{0,1}}{_PLACE_NOUN}s?\b", re.I)
 
 
@@ -144,6 +159,8 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
         if not names:
             continue
         shaped = bool(re.search(r"[\[(]", text))
+        before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
+        verbatim = _squash(text) in shape.candidate and not _WRITE.search(before)
         if found.group("lhs") is not None:
             # "n = 1" describes an input; a longer name, a subscript or an expression is code
             if not (len(found.group("lhs")) >= 2 or found.group("aug") or re.search(r"[A-Za-z_(\[]", found.group("rhs"))):
@@ -152,13 +169,20 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
             # an operator between operands, one of them a program name of 2+ characters or a
             # subscripted or called name: "start + d", "nx >= 0"; not "n - 1", "k * 2"
             if not (shaped or any(len(n) >= 2 for n in names)):
+                # ... unless the candidate's own expression is named as a place: "the n ** 0.5
+                # computation" (issue 24, round 3)
+                if verbatim and (_FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)):
+                    out.append((found, False))
                 continue
         # a statement is code even when the candidate has it ("dp[c] = ... must run for c from W
         # down"): only an expression of the candidate, quoted as the name of a place ("the
         # expression ...", "the condition comparing ...", "... expression in the branch"; a lone
         # subscript or call is a name anyway), points at it
-        before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
-        quote = (found.group("lhs") is None and _squash(text) in shape.candidate
+        # "Replace nr < h and nc < w with a two-sided range check": the candidate's code named as what
+        # to replace, the replacement told in words (issue 24, round 3)
+        replaced = bool(_REPLACED.search(hint[max(0, found.start() - 80): found.start()])
+                        and _squash(text) in shape.candidate and _in_words(hint[found.end():]))
+        quote = replaced or (found.group("lhs") is None and _squash(text) in shape.candidate
                  and not _WRITE.search(before) and not _STATEMENT_LEAD.search(before)
                  and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
         out.append((found, not quote))

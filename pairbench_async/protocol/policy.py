@@ -88,7 +88,7 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     after_deferral: AfterDeferral = "stay"
     scenarios: ScenarioConfig = ScenarioConfig()
     #: what the feedback model sees of the programs (:data:`.hints.EvidenceReading`)
-    evidence_reading: EvidenceReading = "table-ii"
+    evidence_reading: EvidenceReading = "section-iv"
 
     def __post_init__(self) -> None:
         if self.turns < 0:

@@ -18,11 +18,13 @@ from collections.abc import Sequence
 import msgspec
 
 from ..core.types import Instance, Message
+from .docstrings import strip_docstrings, without_docstring
 
 __all__ = ["PromptParts", "TurnSummary", "fence_for", "fenced", "initial_prompt", "turn_prompt"]
 
+_PERSONA = "You are an expert Python programmer."
 _SYSTEM = (
-    "You are an expert Python programmer. You repair programs so that they solve the "
+    f"{_PERSONA} You repair programs so that they solve the "
     "given problem correctly on every valid input, including inputs you have not seen."
 )
 
@@ -51,6 +53,11 @@ class PromptParts(msgspec.Struct, frozen=True, kw_only=True):
     history: bool = True
     #: the interface contract and the answer format (``noguidelines`` drops them)
     guidelines: bool = True
+    #: the problem's docstring, and the program's (``nodocstring`` drops them, seed 001 §7)
+    docstring: bool = True
+    #: the persona sentence of the prompt (``persona`` drops it, seed 001 §7: "Excluding
+    #: the persona prompt")
+    persona: bool = True
 
 
 ALL_PARTS = PromptParts()
@@ -89,10 +96,19 @@ def _answer_format() -> str:
 def _task(instance: Instance, parts: PromptParts) -> list[str]:
     """The problem, then the project context when the instance has one (FeedbackEval's
     "@@Context" part of its repair prompt, Fig. 5)."""
-    out = [f"## Problem\n{instance.problem.strip()}"]
+    problem = instance.problem.strip() if parts.docstring else without_docstring(instance.problem)
+    out = [f"## Problem\n{problem}"] if problem else []
     if parts.context and instance.context.strip():
         out.append(f"## Context\n{instance.context.strip()}")
     return out
+
+
+def _system(parts: PromptParts) -> Message:
+    return Message(role="system", content=_SYSTEM if parts.persona else _SYSTEM.removeprefix(_PERSONA).strip())
+
+
+def _program(code: str, parts: PromptParts) -> str:
+    return fenced(code if parts.docstring else strip_docstrings(code))
 
 
 def initial_prompt(instance: Instance, parts: PromptParts = ALL_PARTS) -> list[Message]:
@@ -101,11 +117,11 @@ def initial_prompt(instance: Instance, parts: PromptParts = ALL_PARTS) -> list[M
     user = "\n\n".join(
         (
             *_task(instance, parts),
-            f"## Program\n{fenced(instance.buggy)}",
+            f"## Program\n{_program(instance.buggy, parts)}",
             *((ask + " " + _contract(instance), _answer_format()) if parts.guidelines else (ask,)),
         )
     )
-    return [Message(role="system", content=_SYSTEM), Message(role="user", content=user)]
+    return [_system(parts), Message(role="user", content=user)]
 
 
 def _history(history: Sequence[TurnSummary]) -> str:
@@ -133,7 +149,7 @@ def turn_prompt(
     sections = _task(instance, parts)
     if history and parts.history:
         sections.append(f"## Earlier turns\n{_history(history)}")
-    sections.append(f"## Current program\n{fenced(program)}")
+    sections.append(f"## Current program\n{_program(program, parts)}")
     hint = (hint or "").strip()
     if hint:
         sections.append(
@@ -150,7 +166,4 @@ def turn_prompt(
         sections.append(_answer_format())
     else:
         sections.append("Revise the program.")
-    return [
-        Message(role="system", content=_SYSTEM),
-        Message(role="user", content="\n\n".join(sections)),
-    ]
+    return [_system(parts), Message(role="user", content="\n\n".join(sections))]

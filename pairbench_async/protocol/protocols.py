@@ -11,6 +11,13 @@ Pure like the rest of the wing: the models, the linter and the candidate's view 
 the instance are reached through the :class:`FeedbackIO` the runner passes in, so
 this module does no I/O of its own. Adding a protocol is a subclass here and a line
 in :data:`PROTOCOLS`.
+
+The source papers' baselines run as the papers ran them by default (``paper``, see
+:data:`BASELINE_MODES`): FeedbackEval's four with its Fig. 5 repair prompt and the
+dataset's recorded texts replayed verbatim, When Benchmarks Talk's five with its user-
+and code-model prompts (the candidate sees only its latest attempt; ``selfcritique``
+critiques it itself) and no leakage validator. ``pairbench`` is the earlier adaptation (validated feedback, PAIR-BENCH's
+candidate prompt with the history), kept so that runs made with it resume as they ran.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, Literal
 from typing import Protocol as Interface
 
 import msgspec
@@ -40,6 +47,7 @@ from .baselines import (
 from .context import TurnContext
 from .evidence import Evidence, build_evidence
 from .feedback_prompt import build_feedback_prompt
+from .feedbackeval_prompts import feedbackeval_prompt, pylint_lines
 from .hints import mask_evidence
 from .leakage import (
     HiddenData,
@@ -49,12 +57,17 @@ from .leakage import (
     validate_hint,
 )
 from .policy import Plan, PolicyConfig, PolicyState, Stop, observe, plan, start
+from .prompts import TurnSummary, turn_prompt
 from .review import reviewed_hint
 from .scenarios import Scenario, failure_type, sample_representatives
 from .shapes import Shape
+from .styles import prompt_parts
+from .wbt_prompts import code_model_prompt, self_critique_code_prompt, self_critique_messages, user_model_messages
 
 __all__ = [
     "BASELINES",
+    "BASELINE_MODES",
+    "BaselineMode",
     "CallBudget",
     "PROTOCOLS",
     "Feedback",
@@ -63,6 +76,12 @@ __all__ = [
     "TurnInput",
     "derive_seed",
 ]
+
+
+#: How the source papers' baselines run: ``paper`` (as the papers ran them, the default)
+#: or ``pairbench`` (the earlier adaptation; see the module docstring)
+BaselineMode = Literal["paper", "pairbench"]
+BASELINE_MODES: tuple[str, ...] = ("paper", "pairbench")
 
 
 def derive_seed(*parts: object) -> int:
@@ -84,6 +103,9 @@ class TurnInput(msgspec.Struct, frozen=True, kw_only=True):
     seed: int
     #: the policy state (the resume checkpoint) of a controlled protocol, else None
     state: PolicyState | None
+    #: the feedback of the most recent revision turn (None: none yet, or none given);
+    #: ``rephrase`` rewrites the question it last rephrased
+    last_hint: str | None = None
 
 
 class Feedback(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,6 +132,8 @@ class FeedbackIO(Interface):
     offline_feedback: bool
     #: a validator model (``--validator-model``) judges the hints the rules accept
     judging: bool
+    #: the baselines run as their papers ran them (``baselines="paper"``)
+    paper: bool
 
     def hidden(self, instance: Instance) -> HiddenData: ...
 
@@ -146,6 +170,14 @@ class Protocol:
     model_written: ClassVar[bool] = False
     #: model-written feedback goes through the leakage validator (at level 6 for baselines)
     validated: ClassVar[bool] = False
+    #: ``protected`` and ``validated`` under ``baselines="pairbench"``, where they differ
+    pairbench_protected: ClassVar[bool | None] = None
+    pairbench_validated: ClassVar[bool | None] = None
+    #: the paper's own candidate prompt, used with ``baselines="paper"``: ``feedbackeval``
+    #: (Fig. 5), ``wbt`` (When Benchmarks Talk's Fig. 14), ``rephrase`` (its Fig. 13
+    #: with the rephrased question) or ``selfcritique`` (its Fig. 13 with the latest
+    #: attempt and its critique); empty: PAIR-BENCH's prompt
+    paper_prompt: ClassVar[str] = ""
     #: an imported instance may carry this protocol's feedback on the original program
     #: (FeedbackEval), replayed on the turn whose program is still the buggy one
     recorded: ClassVar[bool] = False
@@ -159,16 +191,45 @@ class Protocol:
     #: candidate calls per revision turn: the revision (``selfcritique`` adds its critique)
     candidate_calls_per_turn: ClassVar[int] = 1
 
-    def call_budget(self, hint_budget: int, *, judged: bool) -> CallBudget:
+    def protected_in(self, paper: bool) -> bool:
+        """``protected`` under ``baselines="paper"`` (``paper``) or ``"pairbench"``."""
+        return self.protected if paper or self.pairbench_protected is None else self.pairbench_protected
+
+    def validated_in(self, paper: bool) -> bool:
+        """``validated`` under ``baselines="paper"`` (``paper``) or ``"pairbench"``."""
+        return self.validated if paper or self.pairbench_validated is None else self.pairbench_validated
+
+    def call_budget(self, hint_budget: int, *, judged: bool, paper: bool = True) -> CallBudget:
         """The most model calls an episode of this protocol makes, by role and turn.
 
         ``hint_budget``: generations per validated hint; ``judged``: a validator model
-        gives a verdict on each generation of validated feedback.
+        gives a verdict on each generation of validated feedback; ``paper``: the
+        ``baselines`` mode.
         """
-        feedback = (hint_budget if self.validated else 1) if self.model_written else 0
+        validated = self.validated_in(paper)
+        feedback = (hint_budget if validated else 1) if self.model_written else 0
         return CallBudget(first_candidate=0 if self.starts_from_erroneous else 1,
                           candidate_per_turn=self.candidate_calls_per_turn, feedback_per_turn=feedback,
-                          judge_per_turn=feedback if judged and self.validated else 0)
+                          judge_per_turn=feedback if judged and validated else 0)
+
+    def candidate_prompt(self, view: Instance, program: str, hint: str | None, history: Sequence[TurnSummary],
+                         styles: Sequence[str], paper: bool) -> list[Message]:
+        """The candidate's messages for a revision turn (before :func:`.styles.apply_styles`).
+
+        ``view`` is the instance as the candidate sees it. PAIR-BENCH's prompt with the
+        history, unless ``paper`` and the protocol's paper has a prompt of its own.
+        """
+        parts = prompt_parts(styles, paper)
+        if paper and self.paper_prompt == "feedbackeval":  # Fig. 5: no history in it
+            return feedbackeval_prompt(view, program, hint, parts, cot="cot" in styles,
+                                       fewshot="fewshot" in styles)
+        if paper and self.paper_prompt == "wbt":  # Fig. 14: the latest attempt and its feedback only
+            return code_model_prompt(view, view.problem, program, hint)
+        if paper and self.paper_prompt == "rephrase":  # Fig. 13 with the rephrased question
+            return code_model_prompt(view, hint or view.problem)
+        if paper and self.paper_prompt == "selfcritique":  # Fig. 13, the latest attempt and its critique
+            return self_critique_code_prompt(view, view.problem, program, hint)
+        return turn_prompt(view, program, hint, history, parts)
 
     @property
     def needs_traces(self) -> bool:
@@ -220,7 +281,7 @@ class Protocol:
         if not self.recorded or turn.program != turn.instance.buggy:
             return None
         text = recorded_text(turn.instance.feedback.get(self.name))
-        return None if text is None else HintOutcome(text=text, level=0, attempts=())
+        return None if text is None else HintOutcome(text=text, level=0, attempts=(), source="recorded")
 
 
 def _fixed(text: str) -> HintOutcome:
@@ -291,6 +352,7 @@ class Simple(Protocol):
     source = "FeedbackEval (seed 001)"
     recorded = True
     starts_from_erroneous = True
+    paper_prompt = "feedbackeval"
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 1
@@ -306,12 +368,20 @@ class Compiler(Protocol):
     source = "FeedbackEval (seed 001)"
     recorded = True
     starts_from_erroneous = True
+    paper_prompt = "feedbackeval"
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 2
 
     async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
-        return self._recorded(turn, io) or _fixed(compiler_feedback(await io.lint(turn.program)))
+        recorded = self._recorded(turn, io)
+        if recorded is not None:
+            return recorded
+        output = await io.lint(turn.program)
+        if io.paper:  # every message, worded and joined as a recorded text is (seed 001, Fig. 1)
+            lines = pylint_lines(output, turn.program)
+            return _fixed("\n".join(lines) if lines else compiler_feedback(""))
+        return _fixed(compiler_feedback(output))
 
 
 class FailingTest(Protocol):
@@ -323,6 +393,7 @@ class FailingTest(Protocol):
     protected = False
     recorded = True
     starts_from_erroneous = True
+    paper_prompt = "feedbackeval"
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 3
@@ -337,10 +408,14 @@ class FailingTest(Protocol):
 
 
 class SelfCritique(Protocol):
-    """The candidate critiques its own program; its critique is its next feedback."""
+    """The candidate critiques its own program; its critique is its next feedback
+    (When Benchmarks Talk's Self-Critique Baseline). With ``baselines="paper"`` both
+    steps see only the (obfuscated) problem and the latest attempt, in that paper's
+    code-model wording (Fig. 13); with ``pairbench``, PAIR-BENCH's prompts and history."""
 
     name = "selfcritique"
-    source = "self-refinement baseline"
+    source = "When Benchmarks Talk (Self-Critique Baseline)"
+    paper_prompt = "selfcritique"
     candidate_calls_per_turn = 2  # the critique, then the revision
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
@@ -350,13 +425,18 @@ class SelfCritique(Protocol):
         context = TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
                               target_lines=[], evidence=None, seed=derive_seed(turn.seed, "critique"),
                               protocol=self.name)
-        reply = await io.ask_candidate(selfcritique_messages(await io.view(turn.instance), turn.program), context)
+        view = await io.view(turn.instance)
+        messages = (self_critique_messages(view.problem, turn.program) if io.paper
+                    else selfcritique_messages(view, turn.program))
+        reply = await io.ask_candidate(messages, context)
         return _fixed(critique_hint(reply))
 
 
 class ModelWritten(Protocol):
-    """Feedback the feedback model writes from the failing tests' evidence, with no
-    scenario selection and no level control; validated at the most permissive level (6)."""
+    """Feedback the feedback model writes, with no scenario selection and no level control:
+    from the failing tests' evidence (validated at the most permissive level, 6, where the
+    protocol is validated), or, for When Benchmarks Talk's protocols with
+    ``baselines="paper"``, as that paper's user model (Figs. 8-12), unvalidated."""
 
     model_written = True
     validated = True
@@ -387,7 +467,11 @@ class ModelWritten(Protocol):
             text = self.shape(text)
             return cap_words(text, self.word_cap) if self.word_cap is not None else (text, 0)
 
-        if not self.validated:
+        if io.paper and self.paper_prompt in ("wbt", "rephrase"):  # the user model of seed 002's Figs. 8-12
+            shown = turn.last_hint if self.paper_prompt == "rephrase" and turn.last_hint else None
+            messages = user_model_messages(self.name, turn.instance.problem, turn.instance.reference,
+                                           turn.program, shown or (await io.view(turn.instance)).problem)
+        if not self.validated_in(io.paper):
             text, cut = reply(await io.ask_feedback(messages, context(0)))
             return HintOutcome(text=text.strip(), level=0, attempts=(HintAttempt(text=text),), words_cut=cut)
         outcome, cut = await reviewed_hint(io, messages, context, level=6, evidence=evidence, program=turn.program,
@@ -405,30 +489,46 @@ class Vanilla(ModelWritten):
 class Human(ModelWritten):
     """A review paragraph, as an experienced human reviewer would write it (FeedbackEval).
 
-    A recorded review from the dataset must pass the validator too, to count as
-    hidden-test protected; one that does not is replaced by a generated one.
+    The dataset's recorded review of the erroneous program is replayed verbatim; where
+    there is none (a later program, or a row without one) the feedback model writes the
+    review, and the record says so (``source``). Neither is validated: the recorded
+    reviews were written by a model shown the correct code, so the protocol is NOT
+    hidden-test protected. With ``baselines="pairbench"`` a recorded review must pass the
+    validator, else a validated generated one replaces it (then protected).
     """
 
     name = "human"
     source = "FeedbackEval (seed 001)"
     recorded = True
     starts_from_erroneous = True
+    paper_prompt = "feedbackeval"
+    protected = False
+    validated = False
+    pairbench_protected = True
+    pairbench_validated = True
 
     async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
         recorded = self._recorded(turn, io)
-        if recorded is not None and not validate_hint(recorded.text, 6, Evidence(problem=turn.instance.problem),
-                                                      turn.program, io.hidden(turn.instance)):
+        if recorded is not None and (io.paper or not validate_hint(
+                recorded.text, 6, Evidence(problem=turn.instance.problem), turn.program, io.hidden(turn.instance))):
             return recorded
-        return await super().hint(turn, io)
+        outcome = await super().hint(turn, io)
+        return None if outcome is None else msgspec.structs.replace(outcome, source="generated")
 
 
 class Paragraph(ModelWritten):
     """A simulated user who knows the reference explains the problem in a paragraph of at
-    most 100 words (seed 002: "Do not write more than 100 words")."""
+    most 100 words (seed 002: "Do not write more than 100 words"). Unvalidated, as in the
+    paper, so NOT hidden-test protected (validated and protected with ``pairbench``)."""
 
     name = "paragraph"
     source = "When Benchmarks Talk"
     word_cap = WORD_CAPS["paragraph"]
+    paper_prompt = "wbt"
+    protected = False
+    validated = False
+    pairbench_protected = True
+    pairbench_validated = True
 
 
 class Sentence(ModelWritten):
@@ -439,16 +539,27 @@ class Sentence(ModelWritten):
     source = "When Benchmarks Talk"
     top_level = 3
     word_cap = WORD_CAPS["sentence"]
+    paper_prompt = "wbt"
+    protected = False
+    validated = False
+    pairbench_protected = True
+    pairbench_validated = True
 
     def shape(self, text: str) -> str:
         return first_sentence(text)
 
 
 class Rephrase(ModelWritten):
-    """The feedback model rephrases the problem statement to clarify what the program misses."""
+    """The feedback model rephrases the problem statement to clarify what the program misses;
+    the candidate then writes the program from the rephrased question alone (seed 002)."""
 
     name = "rephrase"
     source = "When Benchmarks Talk"
+    paper_prompt = "rephrase"
+    protected = False
+    validated = False
+    pairbench_protected = True
+    pairbench_validated = True
 
 
 class Code(ModelWritten):
@@ -459,6 +570,7 @@ class Code(ModelWritten):
     source = "When Benchmarks Talk"
     protected = False
     validated = False
+    paper_prompt = "wbt"
 
     def simulated_level(self, seed: int, turn: int) -> int | None:
         return 6

@@ -14,15 +14,17 @@ back; otherwise the documents say so and go on without them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from ..core.errors import PairbenchError
+from ..core.types import Instance
 from ..datasets.files import dataset_hash, load_dataset
 from ..models.prices import PriceBook
 from ..runlog.messages import read_messages, read_summary_calls
-from ..runlog.records import Record, RunManifest
+from ..runlog.records import EpisodeRecord, Record, RunManifest
 from .accuracy import talk_accuracy
 from .codebleu_package import CodeBleuProcess, codebleu_problem
 from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens_json
@@ -40,31 +42,51 @@ from .leaderboard import (
 from .model import Report, build_report
 from .paper_sections import accuracy_section
 from .pass_at_k import pass_at_k_by_model
-from .precision import NAIVE_COPY, naive_copy, precision_by_model
+from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
+from .sections import robustness_sections
 from .sensitivity import Sensitivity, sensitivity_json
 from .transcript import TranscriptLimits, Transcripts, build_transcripts
 
-__all__ = ["page", "page_html", "precision", "run_json", "run_text", "sweep_json", "sweep_text",
-           "token_usage", "transcripts"]
+__all__ = ["BugVerdicts", "page", "page_html", "pdb_needed", "precision", "run_json", "run_text",
+           "sweep_json", "sweep_text", "token_usage", "transcripts"]
+
+#: Verdicts of PDB's pseudo-fixed programs, keyed by :func:`.precision.verdict_key`.
+BugVerdicts = Mapping[tuple[str, str], bool]
+
+
+def _instances(manifest: RunManifest | None) -> dict[str, Instance]:
+    return {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
+                                          skip_invalid=True).instances}
+
+
+def pdb_needed(run: LoadedRun) -> list[tuple[Instance, str]]:
+    """The programs PDB's recall and precision of ``run`` need run (:func:`.precision.pdb_programs`);
+    none when the run's dataset cannot be read back (the report says why without them)."""
+    try:
+        return pdb_programs(run.records, _instances(run.manifest))
+    except PairbenchError:
+        return []
 
 
 def precision(records: list[Record], manifest: RunManifest | None,
-              with_protocol: bool | None = None) -> tuple[dict[str, Any] | None, str]:
+              with_protocol: bool | None = None,
+              bug_verdicts: BugVerdicts | None = None) -> tuple[dict[str, Any] | None, str]:
     """Repair precision, exact match, BLEU and CodeBLEU per model (PDB/FixEval), when the
     run's dataset can be read back (else None); and what is missing, "" if nothing.
 
     CodeBLEU needs the optional codebleu package: without it the summaries have no
-    CodeBLEU and the note says how to install it.
+    CodeBLEU and the note says how to install it. PDB's recall and precision use the
+    verdicts the records hold and ``bug_verdicts`` (the programs :func:`pdb_needed` lists,
+    run by the caller); episodes still missing one are counted as unverified.
     """
     problem = codebleu_problem()
     try:
-        instances = {i.id: i for i in load_dataset(manifest.dataset if manifest and manifest.dataset else None,
-                                                   skip_invalid=True).instances}
+        instances = _instances(manifest)
         with CodeBleuProcess() as codebleu:  # one child process for every group's score
             scorer = codebleu if problem is None else None
             summaries = dict(precision_by_model(records, instances, with_protocol=with_protocol,
-                                                codebleu=scorer))
+                                                codebleu=scorer, bug_verdicts=bug_verdicts))
             copied = [instances[i] for i in sorted({r.instance_id for r in records}) if i in instances]
             if summaries and copied:  # FixEval's baseline on the same instances
                 summaries[NAIVE_COPY] = naive_copy(copied, scorer)
@@ -91,15 +113,17 @@ def _turns(manifest: RunManifest | None) -> int | None:
     return alpha if isinstance(alpha, int) else None
 
 
-def run_json(run: LoadedRun, prices: PriceBook | None = None) -> dict[str, Any]:
-    """``report RUN --json`` of one run (a sweep's main setting too)."""
+def run_json(run: LoadedRun, prices: PriceBook | None = None, *,
+             bug_verdicts: BugVerdicts | None = None) -> dict[str, Any]:
+    """``report RUN --json`` of one run (a sweep's main setting too); ``bug_verdicts`` as in
+    :func:`precision`."""
     comp, kept, manifest = run.completeness, run.records, run.manifest
     board = leaderboard(kept)
     data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
                              "complete": comp.complete, "common_instances": comp.common,
                              "instances": comp.instances, "notice": comp.banner()},
             **leaderboard_json(board)}
-    scores, note = precision(kept, manifest)
+    scores, note = precision(kept, manifest, bug_verdicts=bug_verdicts)
     if scores is not None:
         baseline = scores.pop(NAIVE_COPY, None)  # `precision` is keyed as `models`; the baseline apart
         data["precision"] = msgspec.to_builtins(scores)
@@ -129,20 +153,36 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def _pdb_bugs(s: Any) -> str:
+    """Bugs fixed / bugs over the scored episodes, and the unverified ones if any."""
+    text = f"{s.pdb_fixed}/{s.pdb_bugs}" if s.pdb_episodes else "-"
+    return text + (f" ({s.pdb_unverified} unverified)" if s.pdb_unverified else "")
+
+
 def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
-    header = ["Model", "EditPrecision", "EditRecall", "Regenerated", "ExactMatch",
-              "EM(no comments)", "BLEU", "CodeBLEU", "SM", "DM", "CE", "CA"]
+    header = ["Model", "PDB-Recall", "PDB-Precision", "PDB bugs fixed", "LineProxP", "LineProxR",
+              "Regenerated", "ExactMatch", "EM(no comments)", "BLEU", "mean sent. BLEU", "CodeBLEU", "SM", "DM",
+              "CE", "CA"]
     rows = []
     for name, s in sorted(summaries.items()):
         cb = s.codebleu
-        rows.append([name, _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
-                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate), _pct(s.bleu),
+        rows.append([name, _pct(s.pdb_recall), _pct(s.pdb_precision),
+                     _pdb_bugs(s) if name != NAIVE_COPY else "-",
+                     _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
+                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate),
+                     _pct(s.corpus_bleu), _pct(s.bleu),
                      *(["-"] * 3 if cb is None else
                        [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
                      _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
     lines = _columns(header, rows)
-    lines.append("repair precision (PDB/FixEval), in %: edits vs the reference's edit of the buggy "
-                 "program (turns >= 1); exact match (with, then without comments), BLEU and "
+    lines.append("repair precision, in %: PDB-Recall and PDB-Precision are PDB's bug-level recall "
+                 "and edit-level precision of the final program (bugs = hunks of the buggy -> "
+                 "reference diff that the tests need; a bug is fixed when the model's edit near it, "
+                 "with the reference's fixes of the other bugs, passes every hidden test; precision "
+                 "= edited lines credited to fixed bugs / edited lines; docs/PRECISION.md); "
+                 "LineProxP/R are not PDB's: line proximity to the reference's edit, averaged over "
+                 "turns >= 1; exact match (with, then without comments), BLEU (FixEval's "
+                 "corpus-level BLEU-4), the mean of the programs' sentence BLEU (not FixEval's), and "
                  "corpus CodeBLEU with its syntax (SM) and dataflow (DM) match, of the final "
                  "program; CE share (turns >= 1); CA, FixEval's compilation accuracy of the final "
                  "programs; the Naive Copy row scores each instance's buggy program as its fix")
@@ -172,9 +212,11 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_text(run: LoadedRun, prices: PriceBook | None = None) -> str:
+def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
+             bug_verdicts: BugVerdicts | None = None) -> str:
     """``report RUN``'s plain text: the notice, the leaderboard, tokens, Repair@k, repair
-    precision, FixEval's pass@k / TCA@k and seed 002's test-case accuracy."""
+    precision, FixEval's pass@k / TCA@k, seed 002's test-case accuracy and, with several
+    runs, Tables V and VI (``bug_verdicts`` as in :func:`precision`)."""
     banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
     parts = [f"{banner}."] if banner else []
     parts.append(render_text(leaderboard(kept)))
@@ -185,7 +227,7 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None) -> str:
     if tokens:
         parts.append("\n" + render_tokens_text(tokens))
     parts.append("\n" + render_repair_at_k_text(repair_at_k_json(kept, _turns(manifest))))
-    scores, note = precision(kept, manifest)
+    scores, note = precision(kept, manifest, bug_verdicts=bug_verdicts)
     if scores:
         parts.append("\n" + _precision_text(scores, note))
     elif note:
@@ -197,25 +239,33 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None) -> str:
     if accuracy is not None:
         section = accuracy_section(accuracy, unprotected_protocols(run.all_records))
         parts.append("\n" + render_sections_text([section], intro=False).rstrip())
+    if len({r.run for r in kept if isinstance(r, EpisodeRecord) and r.status == "done"}) > 1:
+        # the page's Tables V and VI (mean ± std over runs, Kendall τ between runs), intros kept:
+        # they say what ± is and why Init. Fix varies
+        report = build_report(kept, manifest)
+        if report.robustness:  # as on the page: only where some model ran in every run
+            parts.append("\n" + render_sections_text(robustness_sections(report)).rstrip())
     return "\n".join(parts)
 
 
-def sweep_json(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None) -> dict[str, Any]:
+def sweep_json(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None, *,
+               bug_verdicts: BugVerdicts | None = None) -> dict[str, Any]:
     """``report SWEEP --json``: the combined table of every setting on top (``models``,
     ``settings``), the main setting's report as ``main``, then Table VII and the τ
     between settings (``s``: :meth:`~.runs.LoadedRun.sensitivity`)."""
     return {**leaderboard_json(sweep.leaderboard()),
             "settings": [info.name for info in s.settings],
-            "main": run_json(sweep.main_run, prices), **sensitivity_json(s)}
+            "main": run_json(sweep.main_run, prices, bug_verdicts=bug_verdicts), **sensitivity_json(s)}
 
 
-def sweep_text(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None) -> str:
+def sweep_text(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None, *,
+               bug_verdicts: BugVerdicts | None = None) -> str:
     """``report SWEEP``'s plain text: the main setting's report, the combined table of every
     setting, Table VII and the τ between settings."""
     names = [info.name for info in s.settings]
     return (f"sweep {sweep.path}: {len(names)} settings ({', '.join(names)}); main setting "
             f"{s.main} (--setting NAME for another)\n\n"
-            f"== Main setting: {s.main} ==\n{run_text(sweep.main_run, prices)}\n"
+            f"== Main setting: {s.main} ==\n{run_text(sweep.main_run, prices, bug_verdicts=bug_verdicts)}\n"
             "\n== Every setting (each row is SETTING MODEL[|PROTOCOL]) ==\n"
             f"{render_text(sweep.leaderboard())}\n"
             "\n" + render_sections_text(sensitivity_sections(s)))
@@ -223,11 +273,11 @@ def sweep_text(sweep: LoadedRun, s: Sensitivity, prices: PriceBook | None = None
 
 def page(run: LoadedRun, *, main: str | None = None, instances: list[str] | None = None,
          prices: PriceBook | None = None, sensitivity: Sensitivity | None = None,
-         title: str | None = None) -> Report:
+         title: str | None = None, bug_verdicts: BugVerdicts | None = None) -> Report:
     """The visual report's numbers (:func:`.model.build_report`) of ``run`` (a sweep's main
     setting, with ``sensitivity`` for Table VII): ``main`` protocol, Fig. 5's
     ``instances``, token ``prices``; the title names the run's folder by default."""
-    scores, note = precision(run.records, run.manifest, with_protocol=True)
+    scores, note = precision(run.records, run.manifest, with_protocol=True, bug_verdicts=bug_verdicts)
     name = run.path.resolve().name if run.path is not None else ""
     return build_report(run.records, run.manifest, main_protocol=main, instances=instances,
                         title=title or f"PAIR-BENCH report: {name}",

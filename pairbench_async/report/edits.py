@@ -1,4 +1,4 @@
-"""Edit-level repair precision (seed 003, PDB): where a repair edits the buggy program.
+"""Line edits of a repair, and line-proximity edit precision: where a repair edits the buggy program.
 
 A pass rate says *whether* a repair works; an edit-level measure says *how*: a model
 that rewrites the whole program to fix a one-line bug passes as often as one that edits
@@ -6,9 +6,10 @@ that line. Everything here is measured against the instance's buggy program, in 
 line numbers: :func:`changed_lines` diffs two programs line by line
 (whitespace-normalised) into an :class:`EditSet`; :func:`edit_precision` /
 :func:`edit_recall` compare the candidate's edit with the reference's, with a line
-tolerance; :func:`regenerated` flags wholesale rewrites. The line diff is kept apart
-from the per-turn and per-model scoring of :mod:`.precision`, which applies it to
-every turn. ``docs/PRECISION.md`` states every definition and edge case in words.
+tolerance (a proxy that runs nothing, not PDB's definition: PDB's fix-verified
+precision and bug-level recall are :mod:`.bugs`'s); :func:`regenerated` flags wholesale
+rewrites. The line diff is kept apart from the per-turn and per-model scoring of
+:mod:`.precision`, which applies it to every turn. ``docs/PRECISION.md`` states every definition and edge case in words.
 
 Pure and synchronous: no I/O, no clock, no randomness. An undefined value (an empty
 denominator) is ``None``.
@@ -28,6 +29,7 @@ __all__ = [
     "changed_lines",
     "edit_precision",
     "edit_recall",
+    "nonblank_lines",
     "regenerated",
 ]
 
@@ -56,8 +58,9 @@ class EditSet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         return len(self.changed) / self.lines if self.lines else None
 
 
-def _keyed(text: str) -> tuple[list[int], list[str]]:
-    """The non-blank lines' numbers and comparison keys (the line without trailing whitespace)."""
+def nonblank_lines(text: str) -> tuple[list[int], list[str]]:
+    """The non-blank lines' numbers and comparison keys (the line without trailing whitespace):
+    what :func:`changed_lines` compares, and :mod:`.bugs` too."""
     numbers: list[int] = []
     keys: list[str] = []
     for number, line in enumerate(source_lines(text), start=1):
@@ -78,8 +81,8 @@ def changed_lines(base: str, new: str) -> EditSet:
     The diff is :class:`difflib.SequenceMatcher`'s opcodes with ``autojunk=False`` (its
     popular-line heuristic would make long programs' diffs depend on line frequency).
     """
-    numbers, base_keys = _keyed(base)
-    _, new_keys = _keyed(new)
+    numbers, base_keys = nonblank_lines(base)
+    _, new_keys = nonblank_lines(new)
     end = numbers[-1] + 1 if numbers else 1
     changed: set[int] = set()
     inserted: set[int] = set()
@@ -119,7 +122,8 @@ def set_recall(candidate: EditSet, reference: EditSet, tolerance: int) -> float 
 
 
 def edit_precision(buggy: str, candidate: str, reference: str, tolerance: int = 1) -> float | None:
-    """How much of what the candidate changed was needed (PDB's edit-level precision).
+    """How much of what the candidate changed lies near the reference's edit (line proximity;
+    not PDB's edit-level precision, which :func:`.bugs.score_bugs` computes).
 
     The share of the candidate's edit points in ``buggy`` (changed lines and insertion
     points, :func:`changed_lines`) that lie within ``tolerance`` lines of a point the

@@ -45,12 +45,13 @@ class Leaderboard(msgspec.Struct):
 
 
 #: How the reports say that a protocol is not hidden-test protected.
-UNPROTECTED_NOTE = ("not hidden-test protected (the candidate saw hidden test data or "
-                    "corrections derived from the reference)")
+UNPROTECTED_NOTE = ("not hidden-test protected (the candidate saw hidden test data or text "
+                    "derived from the reference, or unvalidated feedback from a model shown them)")
 
 
 def unprotected_protocols(records: Iterable[Record]) -> list[str]:
-    """The protocols of turns recorded as not hidden-test protected (``test``, ``code``)."""
+    """The protocols of turns recorded as not hidden-test protected (``test``, ``code``; by
+    default also ``human``, ``paragraph``, ``sentence``, ``rephrase``: unvalidated)."""
     return sorted({r.protocol for r in records if isinstance(r, TurnRecord) and not r.protected})
 
 

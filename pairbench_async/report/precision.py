@@ -1,6 +1,6 @@
 """Repair-precision metrics (PDB, FixEval) per turn and per model: how a repair edits the program.
 
-This module owns the scoring of seed 003 (PDB: edit-level precision and recall,
+This module owns the scoring of seed 003 (PDB: bug-level recall and edit-level precision,
 regeneration versus precise debugging) and seed 004 (FixEval: verdict mix with CE, exact
 match with and without comments, BLEU, CodeBLEU), as DESIGN.md section 4 asks for them
 beside the execution metrics;
@@ -13,7 +13,13 @@ This module applies them to records:
 
 * :func:`turn_precision` scores one :class:`~..runlog.records.TurnRecord` against its
   instance (each (instance, program) scored once per sweep);
-* :func:`precision_by_model` averages finished episodes per (model, protocol) group.
+* :func:`precision_by_model` averages finished episodes per (model, protocol) group;
+* PDB's own two measures, bug-level recall and fix-verified edit-level precision, are taken
+  on each finished episode's **final** program (:mod:`.bugs`): :func:`pdb_programs` lists the
+  programs whose verdicts they need beyond those the records already hold, and
+  ``precision_by_model(..., bug_verdicts=...)`` scores with the caller's verdicts (the CLI
+  runs them in the sandbox). The per-turn ``edit_precision`` / ``edit_recall`` are line
+  proximity to the reference's edit, not PDB's definitions.
 
 Pure and synchronous like the rest of the protocol core: no I/O, no clock, no
 randomness. An undefined value (an empty denominator) is ``None`` and is left out of
@@ -42,6 +48,7 @@ from .bleu import (
     exact_match_code,
     pair_stats,
 )
+from .bugs import BugScore, Verdict, bug_programs, canonical, score_bugs
 from .codebleu import CodeBleu
 from .edits import (
     EditSet,
@@ -68,7 +75,9 @@ __all__ = [
     "exact_match_code",
     "NAIVE_COPY",
     "naive_copy",
+    "pdb_programs",
     "precision_by_model",
+    "verdict_key",
     "turn_precision",
 ]
 
@@ -88,9 +97,11 @@ class TurnPrecision(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     protocol: str
     run: int
     turn: int
-    #: :func:`~.edits.edit_precision`; None when the program equals the buggy one (whitespace aside)
+    #: :func:`~.edits.edit_precision` (line proximity, not PDB's); None when the program
+    #: equals the buggy one (whitespace aside)
     edit_precision: float | None
-    #: :func:`~.edits.edit_recall`; None when the reference equals the buggy program
+    #: :func:`~.edits.edit_recall` (line proximity, not PDB's); None when the reference
+    #: equals the buggy program
     edit_recall: float | None
     #: share of the buggy program's non-blank lines replaced or deleted
     changed_share: float | None
@@ -198,10 +209,10 @@ def turn_precision(
 class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The repair-precision metrics of one (model, protocol) group.
 
-    Turn-level values (edit precision and recall, regeneration, the overall verdict mix)
-    are averaged over turns >= 1 within each episode, then across episodes, like the
-    PAIR-BENCH turn metrics. Exact match, BLEU and CodeBLEU read each episode's final
-    program.
+    Turn-level values (line-proximity edit precision and recall, regeneration, the overall
+    verdict mix) are averaged over turns >= 1 within each episode, then across episodes,
+    like the PAIR-BENCH turn metrics. Exact match, BLEU, CodeBLEU and PDB's recall and
+    precision (the ``pdb_`` fields) read each episode's final program.
     """
 
     #: finished episodes of the group
@@ -227,6 +238,19 @@ class PrecisionSummary(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     #: FixEval's Compilation Accuracy: the share of final programs that compile
     #: (``py_compile``'s check, :func:`~.verdicts.compiles`)
     compilation_accuracy: float | None = None
+    #: PDB's bug-level recall of the final programs (:func:`.bugs.score_bugs`), mean over the
+    #: scored episodes with at least one bug; None when there is none
+    pdb_recall: float | None = None
+    #: PDB's edit-level precision of the final programs, fix-verified, mean over the scored
+    #: episodes whose final program edits the buggy one; None when there is none
+    pdb_precision: float | None = None
+    #: episodes scored by PDB (every verdict they need known)
+    pdb_episodes: int = 0
+    #: bugs (PDB's k summed over the scored episodes) and how many of them were fixed
+    pdb_bugs: int = 0
+    pdb_fixed: int = 0
+    #: finished episodes left out of the PDB measures for a verdict nobody supplied
+    pdb_unverified: int = 0
 
 
 #: Corpus CodeBLEU of (candidate, reference) program pairs (:func:`.codebleu_package.corpus_codebleu`).
@@ -262,7 +286,8 @@ def _finished(
 
 
 def _summarise(
-    scored: list[list[TurnPrecision]], finals: list[BleuStats], codebleu: CodeBleu | None
+    scored: list[list[TurnPrecision]], finals: list[BleuStats], codebleu: CodeBleu | None,
+    bugs: Sequence[BugScore | None] = (),
 ) -> PrecisionSummary:
     hinted = [[turn for turn in episode if turn.turn >= 1] for episode in scored]
     by_turn: dict[int, list[dict[str, float]]] = {}
@@ -271,6 +296,7 @@ def _summarise(
             by_turn.setdefault(turn.turn, []).append(turn.verdicts)
     mixes_by_turn = {t: _mean_mix(by_turn[t]) for t in sorted(by_turn)}
     last = [episode[-1] for episode in scored]
+    known = [b for b in bugs if b is not None]
     return PrecisionSummary(
         episodes=len(scored),
         turns=sum(len(turns) for turns in hinted),
@@ -287,7 +313,72 @@ def _summarise(
         verdict_mix_by_turn={t: mix for t, mix in mixes_by_turn.items() if mix},
         codebleu=codebleu,
         compilation_accuracy=sum(t.compiles for t in last) / len(last),
+        pdb_recall=mean_of_defined(b.recall for b in known),
+        pdb_precision=mean_of_defined(b.precision for b in known),
+        pdb_episodes=len(known),
+        pdb_bugs=sum(b.bugs for b in known),
+        pdb_fixed=sum(b.fixed for b in known),
+        pdb_unverified=len(bugs) - len(known),
     )
+
+
+def verdict_key(instance_id: str, program: str) -> tuple[str, str]:
+    """The key of a program's verdict in ``bug_verdicts``: its instance and its
+    :func:`.bugs.canonical` text (whitespace-only differences share a verdict)."""
+    return instance_id, canonical(program)
+
+
+def _recorded(records: Iterable[Record]) -> dict[tuple[str, str], bool]:
+    """Verdicts the records already hold: every evaluated turn's program passes when it
+    failed no hidden test (a turn with a sandbox fault says nothing)."""
+    known: dict[tuple[str, str], bool] = {}
+    for record in records:
+        if isinstance(record, TurnRecord) and (record.passed or record.failed) \
+                and not record.verdicts.get("SF"):
+            known[verdict_key(record.instance_id, record.program)] = not record.failed
+    return known
+
+
+def _lookup(verdicts: Mapping[tuple[str, str], bool], instance_id: str) -> Verdict:
+    """The verdict function of one instance over the known verdicts."""
+    return lambda program: verdicts.get(verdict_key(instance_id, program))
+
+
+def _instance(instances: Mapping[str, Instance], record: TurnRecord) -> Instance:
+    instance = instances.get(record.instance_id)
+    if instance is None:
+        raise ConfigError(
+            f"episode {record.episode_id!r} is on instance {record.instance_id!r}, "
+            "which is not in the dataset"
+        )
+    return instance
+
+
+def pdb_programs(
+    records: Iterable[Record], instances: Mapping[str, Instance], *, tolerance: int = 1
+) -> list[tuple[Instance, str]]:
+    """The programs whose verdicts PDB's measures of the finished episodes' final programs
+    need and the records do not hold (each once, with its instance): the caller runs them
+    and passes the results to :func:`precision_by_model` as ``bug_verdicts``, keyed by
+    :func:`verdict_key`. Raises :class:`~..core.errors.ConfigError` as
+    :func:`precision_by_model` does."""
+    check_tolerance(tolerance)
+    records = list(records)
+    episodes, _ = _finished(records, None)
+    known = _recorded(records)
+    seen: set[tuple[str, str]] = set()
+    out: dict[tuple[str, str], tuple[Instance, str]] = {}
+    for episode in episodes:
+        instance = _instance(instances, episode[-1])
+        if (instance.id, episode[-1].program) in seen:
+            continue
+        seen.add((instance.id, episode[-1].program))
+        final = episode[-1].program
+        for program in bug_programs(instance.buggy, instance.reference, final, tolerance):
+            key = verdict_key(instance.id, program)
+            if key not in known:
+                out.setdefault(key, (instance, program))
+    return list(out.values())
 
 
 def precision_by_model(
@@ -298,6 +389,7 @@ def precision_by_model(
     threshold: float = 0.5,
     with_protocol: bool | None = None,
     codebleu: CodeBleuScorer | None = None,
+    bug_verdicts: Mapping[tuple[str, str], bool] | None = None,
 ) -> dict[str, PrecisionSummary]:
     """:class:`PrecisionSummary` per :func:`~.metrics.group_key` over finished episodes.
 
@@ -305,25 +397,27 @@ def precision_by_model(
     and unfinished ones are left out, as in the leaderboard. The protocol is part of the
     key when the records hold several protocols (``with_protocol`` forces it on or off).
     ``codebleu`` scores each group's final programs against their references (one corpus
-    per group); without it ``PrecisionSummary.codebleu`` is None. Raises :class:`~..core.errors.ConfigError` for a record whose instance is not in
-    ``instances``.
+    per group); without it ``PrecisionSummary.codebleu`` is None. ``bug_verdicts`` (keyed by
+    :func:`verdict_key`) adds to the verdicts the records hold for PDB's measures
+    (:func:`pdb_programs` lists the missing ones); an episode still missing one is counted in
+    ``pdb_unverified``. Raises :class:`~..core.errors.ConfigError` for a record whose
+    instance is not in ``instances``.
     """
     check_tolerance(tolerance)
     check_threshold(threshold)
+    records = list(records)
     episodes, use_protocol = _finished(records, with_protocol)
+    verdicts = {**_recorded(records), **(bug_verdicts or {})}
     references: dict[str, _Reference] = {}
     scored: dict[str, list[list[TurnPrecision]]] = {}
     finals: dict[str, list[BleuStats]] = {}
     final_pairs: dict[str, list[tuple[str, str]]] = {}
+    bugs: dict[str, list[BugScore | None]] = {}
     memo: dict[tuple[str, str], _ProgramScore] = {}
+    bug_memo: dict[tuple[str, str], BugScore | None] = {}
     for episode in episodes:
-        first = episode[0]
-        instance = instances.get(first.instance_id)
-        if instance is None:
-            raise ConfigError(
-                f"episode {first.episode_id!r} is on instance {first.instance_id!r}, "
-                "which is not in the dataset"
-            )
+        first, last = episode[0], episode[-1]
+        instance = _instance(instances, first)
         if first.instance_id not in references:
             references[first.instance_id] = _reference(instance)
         reference = references[first.instance_id]
@@ -331,10 +425,15 @@ def precision_by_model(
         scored.setdefault(key, []).append(
             [_score(record, instance, reference, tolerance, threshold, memo) for record in episode]
         )
-        finals.setdefault(key, []).append(memo[(instance.id, episode[-1].program)].stats)
-        final_pairs.setdefault(key, []).append((episode[-1].program, instance.reference))
+        finals.setdefault(key, []).append(memo[(instance.id, last.program)].stats)
+        final_pairs.setdefault(key, []).append((last.program, instance.reference))
+        if (instance.id, last.program) not in bug_memo:
+            bug_memo[(instance.id, last.program)] = score_bugs(
+                instance.buggy, instance.reference, last.program, _lookup(verdicts, instance.id),
+                tolerance)
+        bugs.setdefault(key, []).append(bug_memo[(instance.id, last.program)])
     return {key: _summarise(scored[key], finals[key],
-                            codebleu(final_pairs[key]) if codebleu is not None else None)
+                            codebleu(final_pairs[key]) if codebleu is not None else None, bugs[key])
             for key in sorted(scored)}
 
 

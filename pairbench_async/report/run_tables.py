@@ -133,9 +133,9 @@ def robustness_table(report: Report) -> Table:
             stats = report.robustness.get(p, {}).get(model)
             if stats is None:
                 continue
-            cells = [Cell(model if first else ""), Cell(p),
-                     Cell(fmt("InitialFix", stats["InitialFix"].mean))]
-            for m in TABLE_V_METRICS:
+            cells = [Cell(model if first else ""), Cell(p)]
+            # Init. Fix too: turn 0 is shared by the protocols of a run but drawn again each run
+            for m in ("InitialFix", *TABLE_V_METRICS):
                 s = stats[m]
                 scale = 100 if metric(m).percent else 1
                 text = ("-" if s.mean is None else f"{scale * s.mean:.2f}" + (

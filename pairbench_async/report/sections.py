@@ -30,7 +30,7 @@ from .run_tables import (
 )
 from .sweep_sections import sensitivity_sections
 
-__all__ = ["report_sections"]
+__all__ = ["report_sections", "robustness_sections"]
 
 
 def _rates(series: Sequence[float]) -> str:
@@ -173,12 +173,14 @@ def _cumulative_section(report: Report) -> Section:
                        for m in model_order(report)])])
 
 
-def _robustness_sections(report: Report) -> list[Section]:
-    """Tables V and VI, with several runs."""
+def robustness_sections(report: Report) -> list[Section]:
+    """Tables V and VI, with several runs (the page's, and the text report's)."""
     return [
         Section(id="robustness", title="Table V. Robustness across repeated runs",
                 intro="Mean ± sample standard deviation over runs, per model and setting (protocol); "
-                      "Repair Rate = |F_{t-1} ∩ P_t| / |T| per turn.",
+                      "Repair Rate = |F_{t-1} ∩ P_t| / |T| per turn. Init. Fix varies too: the protocols "
+                      "of a run share its turn 0 (§V-B: \"Both settings start from the same initial "
+                      "candidate repairs\"), but each run draws turn 0 again.",
                 tables=[robustness_table(report)]),
         Section(id="stability", title="Table VI. Ranking stability (Kendall's τ)",
                 intro="τ-b between the model rankings of every pair of runs, averaged over pairs; "
@@ -230,7 +232,7 @@ def report_sections(report: Report) -> list[Section]:
         _cumulative_section(report),
     ]
     if report.robustness:
-        sections += _robustness_sections(report)
+        sections += robustness_sections(report)
     if len(report.protocols) > 1:
         sections += _protocol_sections(report)
     if report.accuracy is not None:

@@ -76,6 +76,9 @@ class HintRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     fallback: bool = False
     #: words past the protocol's word cap cut from the feedback model's reply (0: none)
     words_cut: int = 0
+    #: FeedbackEval's protocols: ``recorded`` (the dataset's text for this program, replayed
+    #: verbatim) or ``generated`` (no recorded text: the feedback model wrote it)
+    source: str | None = None
 
 
 class TargetRecord(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -17,7 +17,7 @@ import msgspec
 from ..core.errors import ConfigError
 from ..protocol.hints import EVIDENCE_READINGS, EvidenceReading
 from ..protocol.policy import AfterDeferral, PolicyConfig
-from ..protocol.protocols import PROTOCOLS
+from ..protocol.protocols import BASELINE_MODES, PROTOCOLS, BaselineMode
 from ..protocol.scenarios import ScenarioConfig
 
 __all__ = ["RunConfig", "RunStatistics", "model_name", "split_name"]
@@ -96,9 +96,16 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: the hint level after a deferral: ``stay`` (Algorithm 1), ``escalate`` (§IV-D.2's
     #: text: +1, capped) or ``reset`` (L1); see docs/PROTOCOL.md
     after_deferral: AfterDeferral = "stay"
-    #: what the feedback model is shown of the programs: ``table-ii`` (each level's
-    #: column) or ``section-iv`` (both programs at every level); see docs/PROTOCOL.md
-    evidence_reading: EvidenceReading = "table-ii"
+    #: what the feedback model is shown: ``section-iv`` (§IV's words: the reference, the
+    #: current program and the scenario's tests at every level) or ``table-ii`` (the
+    #: project's masks by level, derived from what each level may reveal); see
+    #: docs/PROTOCOL.md
+    evidence_reading: EvidenceReading = "section-iv"
+    #: how the source papers' baselines run: ``paper`` (as FeedbackEval and When Benchmarks
+    #: Talk ran them: their prompts, no leakage validator, recorded human reviews verbatim)
+    #: or ``pairbench`` (the earlier PAIR-BENCH adaptation: validated feedback, PAIR-BENCH's
+    #: candidate prompt with history); see docs/PROTOCOL.md, "Baselines as the papers ran them"
+    baselines: BaselineMode = "paper"
 
     def __post_init__(self) -> None:
         self.validate(models=None)
@@ -211,6 +218,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                               f"(got {self.evidence_reading!r})")
         if self.after_deferral not in ("stay", "escalate", "reset"):
             raise ConfigError(f"after-deferral must be stay, escalate or reset (got {self.after_deferral!r})")
+        if self.baselines not in BASELINE_MODES:
+            raise ConfigError(f"baselines must be {' or '.join(BASELINE_MODES)} (got {self.baselines!r})")
         from ..protocol.styles import STYLES
 
         bad = set(self.prompt_styles) - set(STYLES)
@@ -226,8 +235,16 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def params(self) -> dict[str, object]:
         """The parameters a manifest records (a resume must match them). A reading left at
-        its default is not written, so runs made before it existed resume unchanged."""
+        its default is not written, so runs made before it existed resume unchanged.
+
+        ``baselines`` and ``evidence_reading`` are the other way round: a manifest written
+        before their default changed ran the baselines the ``pairbench`` way and the
+        ``table-ii`` reading, so those values are the ones left unwritten (an old folder
+        resumes as it ran; a new run records ``"baselines": "paper"`` and
+        ``"evidence_reading": "section-iv"``)."""
         readings: dict[str, object] = {}
+        if self.baselines != "pairbench":
+            readings["baselines"] = self.baselines
         if self.after_deferral != "stay":
             readings["after_deferral"] = self.after_deferral
         if self.evidence_reading != "table-ii":

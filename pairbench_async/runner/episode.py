@@ -14,8 +14,10 @@ the resume checkpoint) before the next begins; the episode ends with an
 :class:`EpisodeRecord`. A model or sandbox error ends the episode as ``error``
 after the turns already recorded; it never escapes to the sweep.
 
-The candidate only ever gets the messages built by :mod:`..protocol.prompts`; offline
-models also get a :class:`~..protocol.context.TurnContext` out of band.
+The candidate only ever gets the messages its protocol builds
+(:meth:`~..protocol.protocols.Protocol.candidate_prompt`: :mod:`..protocol.prompts`, or a
+source paper's own prompt with ``baselines="paper"``); offline models also get a
+:class:`~..protocol.context.TurnContext` out of band.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ..protocol.context import TurnContext
 from ..protocol.extract import extract_code
 from ..protocol.leakage import HiddenData, ValidationPolicy
 from ..protocol.policy import Plan, PolicyConfig, PolicyState, Stop
-from ..protocol.prompts import TurnSummary, initial_prompt, turn_prompt
+from ..protocol.prompts import TurnSummary, initial_prompt
 from ..protocol.protocols import PROTOCOLS, TurnInput, derive_seed
 from ..protocol.shapes import Shape
 from ..protocol.styles import apply_styles, prompt_parts
@@ -78,6 +80,8 @@ class EpisodeEnv(msgspec.Struct):
     max_tokens: int | None = None
     styles: tuple[str, ...] = ()
     minimal_edit: bool = False
+    #: how the source papers' baselines run (``RunConfig.baselines``): ``paper`` or ``pairbench``
+    baselines: str = "paper"
     #: the leakage validator's LLM judge (``--validator-model``), or None: rules only
     validator: Any = None
     #: ``(spec, ask) -> (reply, shared_from)``: turn 0's repair, one per (candidate, instance,
@@ -258,7 +262,9 @@ class _Episode:
             env = self.env
             context = self._context(turn=0, level=None, target_lines=[])
             shown = await env.view(self.instance)
-            messages = apply_styles(initial_prompt(shown, prompt_parts(env.styles)), env.styles, env.minimal_edit)
+            paper = env.baselines == "paper"
+            messages = apply_styles(initial_prompt(shown, prompt_parts(env.styles, paper)), env.styles,
+                                    env.minimal_edit, paper=paper)
 
             async def ask() -> Completion:
                 return await _call(self.candidate, messages, context, temperature=env.temperature,
@@ -279,17 +285,21 @@ class _Episode:
         env, instance = self.env, self.instance
         failing = [t.id for t in instance.tests if self.results[t.id].verdict is not Verdict.AC]
         calls: list[CallRecord] = []
+        paper = env.baselines == "paper"
         step = await self.protocol.feedback(TurnInput(
             instance=instance, program=self.program, turn=self.turn_no, failing=failing, results=self.results,
-            traces=traces, shapes=env.shapes(instance), seed=self.spec.seed, state=self.state),
+            traces=traces, shapes=env.shapes(instance), seed=self.spec.seed, state=self.state,
+            last_hint=self.history[-1].hint if self.history else None),
             _TurnIO(self.candidate, self.feedback, env, calls))
         if isinstance(step, Stop):
             return step
         hint, decision = step.hint, step.plan
         context = self._context(turn=self.turn_no, level=step.level, target_lines=list(step.target_lines))
-        messages = turn_prompt(await env.view(instance), self.program, hint.text if hint else None, self.history,
-                               prompt_parts(env.styles))
-        code = await self._ask_candidate(messages, context, calls)
+        messages = self.protocol.candidate_prompt(await env.view(instance), self.program,
+                                                  hint.text if hint else None, self.history, env.styles, paper)
+        # FeedbackEval's own prompt places Fig. 9's cot and fewshot texts itself
+        code = await self._ask_candidate(messages, context, calls,
+                                         placed=paper and self.protocol.paper_prompt == "feedbackeval")
         self.history.append(TurnSummary(turn=self.turn_no, hint=hint.text if hint else None,
                                         code_found=code is not None,
                                         changed=code is not None and code != self.program))
@@ -297,8 +307,8 @@ class _Episode:
             self.turn_no, code, calls, step=step, target=target_record(decision) if decision is not None else None,
             hint_level=decision.level if decision else None,
             hint=HintRecord(level=hint.level, text=hint.text, attempts=list(hint.attempts),
-                            fallback=hint.fallback, words_cut=hint.words_cut) if hint else None,
-            protected=self.protocol.protected)
+                            fallback=hint.fallback, words_cut=hint.words_cut, source=hint.source) if hint else None,
+            protected=self.protocol.protected_in(paper))
         return None
 
     def _context(self, *, turn: int, level: int | None, target_lines: list[int]) -> TurnContext:
@@ -306,10 +316,10 @@ class _Episode:
                            target_lines=target_lines, evidence=None, seed=self.spec.seed, protocol=self.spec.protocol)
 
     async def _ask_candidate(self, messages: list[Message], context: TurnContext,
-                             calls: list[CallRecord]) -> str | None:
+                             calls: list[CallRecord], placed: bool = False) -> str | None:
         """The candidate's reply to ``messages`` (styled), recorded; the code it holds."""
         env = self.env
-        sent = apply_styles(messages, env.styles, env.minimal_edit)
+        sent = apply_styles(messages, env.styles, env.minimal_edit, paper=env.baselines == "paper", placed=placed)
         reply = await _call(self.candidate, sent, context, temperature=env.temperature,
                             max_tokens=env.max_tokens, meter=env.meter)
         calls.append(_call_record(env, "candidate", sent, reply))
@@ -345,6 +355,7 @@ class _TurnIO:
         self.validation = env.validation
         self.offline_feedback = isinstance(feedback, ContextModel)
         self.judging = env.validator is not None
+        self.paper = env.baselines == "paper"
 
     def hidden(self, instance: Instance) -> HiddenData:
         return self._env.hidden(instance)

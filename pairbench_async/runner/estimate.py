@@ -64,7 +64,8 @@ def estimate_sweep(instances: Sequence[Instance], configs: Sequence[RunConfig],
         turns, runs = config.turns, config.runs
         asked: set[tuple[str, int]] = set()  # turn 0's repair is one call shared by the protocols
         for name in config.protocols:
-            budget = PROTOCOLS[name].call_budget(config.hint_budget, judged=config.validator is not None)
+            budget = PROTOCOLS[name].call_budget(config.hint_budget, judged=config.validator is not None,
+                                                 paper=config.baselines == "paper")
             for cand in config.candidates:
                 for index, tokens in enumerate(first):
                     episodes += runs

@@ -150,6 +150,7 @@ class Evaluator:
         retry_errors: bool = False,
         allow_endpoint_change: bool = False,
         dataset_options: Mapping[str, object] | None = None,
+        reference_times: Mapping[str, Sequence[float]] | None = None,
     ) -> None:
         config = config or RunConfig()
         #: the spec of every model given as a string, by name (``NAME=SPEC``)
@@ -191,7 +192,7 @@ class Evaluator:
         self._shape_memo: dict[str, dict[str, Shape]] = {}
         self._hidden_memo: dict[str, HiddenData] = {}
         #: what the episodes share: each program's evaluation, each turn-0 repair
-        self._shared = SharedWork(self._sandbox_of, self._count_tests)
+        self._shared = SharedWork(self._sandbox_of, self._count_tests, reference_times)
         self._summaries: dict[str, str] = {}
         self._stats = {"done": 0, "skipped": 0, "errors": 0, "turns": 0, "tests": 0, "prompt": 0,
                        "completion": 0, "total": 0, "kept_errors": 0, "retried": 0, "calls": 0,
@@ -320,8 +321,9 @@ class Evaluator:
         """The instance as the candidate sees it: with ``obfuscate``, a one-sentence problem.
 
         The summary is made once per instance by the feedback model (offline: the
-        statement's first sentence), kept in ``summaries.json`` so that a resumed run
-        shows the candidate the same text.
+        statement's first sentence), with seed 002's few-shot prompt (Fig. 17; the
+        zero-shot one of ours with ``baselines="pairbench"``), kept in ``summaries.json``
+        so that a resumed run shows the candidate the same text.
         """
         if not self.config.obfuscate:
             return instance
@@ -339,11 +341,13 @@ class Evaluator:
 
     async def _summarise(self, instance: Instance) -> str:
         from ..protocol.baselines import first_sentence, summary_messages
+        from ..protocol.wbt_prompts import few_shot_summary_messages, summary_reply
 
         model = self._models[self.config.feedback]
         if isinstance(model, ContextModel):
             return first_sentence(instance.problem.replace("#", " "))
-        messages = summary_messages(instance.problem)
+        paper = self.config.baselines == "paper"  # seed 002's Fig. 17 few-shot prompt, else zero-shot
+        messages = few_shot_summary_messages(instance.problem) if paper else summary_messages(instance.problem)
         reply = await model.complete(messages, temperature=self.config.temperature,
                                      max_tokens=self.config.max_tokens)
         if self._messages is not None:  # the call, recorded whole as a turn's calls are
@@ -352,7 +356,7 @@ class Evaluator:
                               messages=self._messages.put(messages))
             if self.out_dir is not None:
                 append_summary_call(self.out_dir, SummaryCall(instance_id=instance.id, call=call))
-        return first_sentence(reply.text) or instance.problem
+        return first_sentence(summary_reply(reply.text) if paper else reply.text) or instance.problem
 
     def _hidden_of(self, instance: Instance) -> HiddenData:
         if instance.id not in self._hidden_memo:
@@ -489,6 +493,7 @@ class Evaluator:
                          validation=ValidationPolicy(budget=self.config.hint_budget),
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
+                         baselines=self.config.baselines,
                          validator=self._models[self.config.validator] if self.config.validator else None,
                          first_repair=self._shared.first_repair, meter=self._meter,
                          messages=self._messages.put if self._messages is not None else None)

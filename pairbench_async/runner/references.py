@@ -7,6 +7,11 @@ instances whose reference passes everything and names the others with the tests 
 fail. The answer is cached under ``$XDG_CACHE_HOME/pairbench_async/references`` keyed by
 the dataset's content hash (a sandbox fault is never cached), so that a resumed run sees
 the same instances without running the references again.
+
+The same runs time each reference on each test (its own CPU time, ``TestResult.work_ms``):
+``ReferenceCheck.ref_ms``, cached with the answer, which a run gives its evaluator
+(``reference_times``) so that the sandbox's loop rule can stop a looping program at a
+bound of its reference's time on tests whose file gives none (the bundled fixtures).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ class ReferenceCheck(msgspec.Struct, frozen=True):
     kept: list[Instance]
     failed: dict[str, dict[str, str]]
     cached: bool = False
+    #: each kept instance's reference time per test (ms, in test order), by id
+    ref_ms: dict[str, list[float]] = msgspec.field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """One line per instance left out, for a screen."""
@@ -45,6 +52,18 @@ class ReferenceCheck(msgspec.Struct, frozen=True):
         return out
 
 
+class _Cached(msgspec.Struct, frozen=True):
+    """What the cache keeps of a check (a file of another shape is a miss)."""
+
+    failed: dict[str, dict[str, str]]
+    ref_ms: dict[str, list[float]]
+
+
+#: the version of what a cached time means (TestResult.work_ms: the program's own CPU from
+#: before its input is decoded to its report encoded); a change makes every cache a miss
+_TIMES = "work2"
+
+
 def _cache_root() -> Path:
     return default_cache_dir().parent / "references"
 
@@ -53,30 +72,38 @@ async def check_references(instances: Sequence[Instance], sandbox: Sandbox, *,
                            cache_dir: str | os.PathLike[str] | None = None) -> ReferenceCheck:
     """Run every reference on its hidden tests (once per dataset content: cached)."""
     root = Path(cache_dir) if cache_dir is not None else _cache_root()
-    path = root / f"{dataset_hash(instances)}.json"
-    failed: dict[str, dict[str, str]] | None = None
+    # keyed by the dataset's content and by what the times mean (_TIMES: the sandbox's
+    # work_ms), so that a cache from another definition is never read as this one
+    path = root / f"{dataset_hash(instances)}.{_TIMES}.json"
+    found: _Cached | None = None
     cached = False
     try:
-        failed = msgspec.json.decode(path.read_bytes(), type=dict[str, dict[str, str]])
+        found = msgspec.json.decode(path.read_bytes(), type=_Cached)
         cached = True
     except (OSError, msgspec.DecodeError):
-        failed = None
-    if failed is None:
+        found = None
+    if found is None:
         results = await asyncio.gather(*(sandbox.run(i.program(i.reference), i.tests, i.limits, checker=i.checker)
                                          for i in instances))
-        failed = {}
+        failed: dict[str, dict[str, str]] = {}
+        times: dict[str, list[float]] = {}
         for inst, res in zip(instances, results, strict=True):
             # a sandbox fault (SF) is not the reference's: it does not leave an instance out
             fails = {t: why for t, why in failing_tests(res).items() if not why.startswith(Verdict.SF.value)}
             if fails:
                 failed[inst.id] = fails
+            elif all(r.work_ms is not None for r in res):
+                times[inst.id] = [round(r.work_ms, 3) for r in res]  # type: ignore[arg-type]
+        found = _Cached(failed=failed, ref_ms=times)
         faulted = any(t.verdict is Verdict.SF for r in results for t in r)
         if not faulted:  # a sandbox fault says nothing about the reference: never cached
             try:
                 root.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-                tmp.write_bytes(msgspec.json.encode(failed))
+                tmp.write_bytes(msgspec.json.encode(found))
                 os.replace(tmp, path)
             except OSError:
                 pass  # a cache that cannot be written costs a re-check next time, nothing more
-    return ReferenceCheck(kept=[i for i in instances if i.id not in failed], failed=failed, cached=cached)
+    failed = found.failed
+    return ReferenceCheck(kept=[i for i in instances if i.id not in failed], failed=failed, cached=cached,
+                          ref_ms={k: v for k, v in found.ref_ms.items() if k not in failed})

@@ -27,7 +27,7 @@ __all__ = ["RecordedRun", "merge_recorded", "recorded_run"]
 #: the ``params`` of a manifest that are :class:`RunConfig` fields
 _PARAMS = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives", "hint_budget",
            "temperature", "max_tokens", "prompt_styles", "minimal_edit", "obfuscate", "after_deferral",
-           "evidence_reading")
+           "evidence_reading", "baselines")
 
 
 class RecordedRun(msgspec.Struct, frozen=True):
@@ -60,6 +60,12 @@ def _config_of(manifest: RunManifest) -> dict[str, Any]:
     for key in _PARAMS:
         if key in manifest.params:
             config[key] = manifest.params[key]
+    # written only when not "pairbench": a manifest without it (every run made before the
+    # setting existed) ran the baselines the pairbench way, and resumes so
+    config.setdefault("baselines", "pairbench")
+    # the same for the evidence reading, written only when not "table-ii" (the default
+    # before section-iv)
+    config.setdefault("evidence_reading", "table-ii")
     if manifest.options.get("model_config"):
         config["model_config"] = manifest.options["model_config"]
     return config
@@ -153,7 +159,7 @@ def _defaults() -> dict[str, Any]:
     return {"candidates": list(d.candidates), "feedback": d.feedback, "validator": None,
             "protocols": list(d.protocols), "runs": d.runs, "seed": d.seed, "limit": None, "skip_invalid": False,
             # readings a manifest records only when they are not the default
-            "after_deferral": d.after_deferral, "evidence_reading": d.evidence_reading}
+            "after_deferral": d.after_deferral, "evidence_reading": "table-ii"}
 
 
 def _show(value: Any) -> str:

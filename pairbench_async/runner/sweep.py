@@ -115,6 +115,7 @@ async def run_sweep(
     retry_errors: bool = False,
     allow_endpoint_change: bool = False,
     dataset_options: Mapping[str, object] | None = None,
+    reference_times: Mapping[str, Sequence[float]] | None = None,
 ) -> list[SettingRun]:
     """Run every setting of ``grid`` on ``instances`` into ``out_dir``, one after another.
 
@@ -123,8 +124,8 @@ async def run_sweep(
     settings of a local pool made for the sweep. ``observe`` watches each setting's records
     (:data:`SweepObserver`). ``trace_cache``: where reference traces are kept (default:
     ``$XDG_CACHE_HOME/pairbench_async/traces``), one for every setting. ``retry_errors``,
-    ``allow_endpoint_change``, ``dataset_options``: as :class:`~.evaluator.Evaluator`
-    takes them, for every setting.
+    ``allow_endpoint_change``, ``dataset_options``, ``reference_times``: as
+    :class:`~.evaluator.Evaluator` takes them, for every setting.
     """
     plan = plan_sweep(config, grid, out_dir)
     check_layout(Path(out_dir), sweep=bool(grid))
@@ -145,7 +146,7 @@ async def run_sweep(
             async with Evaluator(point.config, out_dir=point.out_dir, resume=resume, sandbox=pool,
                                  dataset_paths=dataset_paths, sweep=point.setting, trace_cache=traces,
                                  retry_errors=retry_errors, allow_endpoint_change=allow_endpoint_change,
-                                 dataset_options=dataset_options) as ev:
+                                 dataset_options=dataset_options, reference_times=reference_times) as ev:
                 records = ev.run(instances)
                 if observe is not None:
                     await observe(point, records, ev)

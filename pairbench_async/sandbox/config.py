@@ -52,10 +52,18 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: Seconds on top of a test's wall limit within which its RESULT must follow
     #: the previous frame; a worker that misses it (frozen, wedged) is killed.
     result_grace: float = 5.0
-    #: The loop rule (see SandboxPool.run): once a test of a call timed out, the
-    #: call's later tests run under min(own limit, max(loop_floor, loop_factor x the
-    #: reference's time on the test, loop_factor x the slowest test of the call that
-    #: finished)) of CPU. 0 turns the rule off (every test runs to its own limit).
+    #: The loop rule (see SandboxPool.run): a test whose reference time ``ref_ms`` is
+    #: known runs under min(own limit, max(loop_probe, loop_floor + loop_factor x ref,
+    #: loop_factor x the slowest test of the call that finished)) of CPU; once a test
+    #: of the call timed out, the call's later tests run under min(own limit,
+    #: max(loop_floor, loop_floor + loop_factor x ref, loop_factor x that slowest
+    #: test)). 0 turns the rule off (every test runs to its own limit).
     loop_factor: int = 10
-    #: Seconds of CPU: the least limit the loop rule gives a test.
-    loop_floor: float = 0.01
+    #: Seconds of CPU: the least limit the loop rule gives a test, and what it adds to
+    #: loop_factor x the reference's time (a test's fixed cost: its fork, confinement,
+    #: input and output, ~1 ms of CPU, which ``ref_ms`` does not count).
+    loop_floor: float = 0.005
+    #: Seconds of CPU: the least limit of a test with a known reference time before a
+    #: timeout of its call (so a program that loops from its first test spends this,
+    #: not its own limit).
+    loop_probe: float = 0.1

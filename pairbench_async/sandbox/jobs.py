@@ -22,23 +22,25 @@ import msgspec
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["ARGS", "Chunk", "Job", "LoopRule", "TEST_HEAD", "test_input"]
+__all__ = ["ARGS", "Chunk", "Job", "LoopRule", "TEST_HEAD", "probe_limit", "test_input", "tight_limit"]
 
 _FILENAME = "solution.py"
 ARGS = msgspec.json.Encoder()
 #: A TEST frame's payload starts with a ``wire.TEST_HEAD`` (sandbox/confine.c's struct
 #: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
-#: factor x the reference's time (ms, 0: unknown), its floor (ms) and factor (0: off),
-#: flags (``HEAD_START_TIGHT``: a test of the job already timed out).
+#: floor + factor x the reference's time (ms, 0: unknown), its probe limit (ms, 0: none),
+#: its floor (ms) and factor (0: off), flags (``HEAD_START_TIGHT``: a test of the job
+#: already timed out).
 _U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
 _serials = itertools.count(1)
 
 
 class LoopRule(NamedTuple):
-    """The loop rule's parameters (SandboxConfig.loop_factor and loop_floor)."""
+    """The loop rule's parameters (SandboxConfig.loop_factor, loop_floor, loop_probe)."""
 
     factor: int = 10
-    floor: float = 0.01
+    floor: float = 0.005
+    probe: float = 0.1
 
 
 def _ms(seconds: float) -> int:
@@ -53,15 +55,37 @@ def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
     return cpu, wall
 
 
+def _ref_bound(ref_ms: float | None, rule: LoopRule) -> float:
+    """floor + factor x the reference's time (seconds), 0 when that time is unknown."""
+    return rule.floor + rule.factor * ref_ms / 1000 if ref_ms is not None else 0.0
+
+
 def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
-    """The loop rule's CPU limit (seconds) of a test whose full limit is ``cpu``, once
-    a test of the same call timed out: min(cpu, max(floor, factor x ref, factor x the
-    slowest test of the call that finished)). The zygote applies it (confine.c);
-    this is its statement in Python, for the tests and the documentation."""
+    """The loop rule's CPU limit (seconds) of a test whose own limit is ``cpu``, once a
+    test of the same call timed out: min(cpu, max(floor, floor + factor x ref, factor x
+    the slowest test of the call that finished, that last term at most the probe where
+    ``ref`` is known)). The zygote applies it (confine.c); this is its statement in
+    Python, for the tests and the documentation."""
     if rule.factor <= 0:
         return cpu
-    ref = math.ceil(rule.factor * ref_ms) / 1000 if ref_ms else 0.0
-    return min(cpu, max(rule.floor, ref, rule.factor * slowest_ms / 1000))
+    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule), _own_term(ref_ms, slowest_ms, rule)))
+
+
+def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+    """factor x the slowest finished test (seconds); with a known reference time, at most
+    the probe, so that a program cannot buy looser limits by being slow first."""
+    own = rule.factor * slowest_ms / 1000
+    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule)))
+
+
+def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+    """The CPU limit (seconds) of a test before any test of its call timed out: its own
+    limit when the reference's time is unknown, else min(cpu, max(probe, floor + factor
+    x ref)), whatever ran before it. Stated here as :func:`tight_limit` is; the zygote
+    applies it."""
+    if rule.factor <= 0 or ref_ms is None:
+        return cpu
+    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule)))
 
 
 class Job:
@@ -87,7 +111,8 @@ class Job:
         #: each test's TEST head but its flags
         self.heads = [
             (self.serial, _ms(cpu), _ms(wall),
-             min(_U32, math.ceil(factor * t.ref_ms)) if t.ref_ms and factor else 0,
+             _ms(_ref_bound(t.ref_ms, rule)) if t.ref_ms is not None and factor else 0,
+             _ms(max(rule.probe, _ref_bound(t.ref_ms, rule))) if t.ref_ms is not None and factor else 0,
              floor_ms, factor)
             for t, (cpu, wall) in zip(self.tests, own, strict=True)]
         self.checker = checker

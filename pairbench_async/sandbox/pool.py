@@ -264,21 +264,36 @@ class SandboxPool:
         Limits: a test's CPU limit is its ``time_limit`` when it has one, else
         ``limits.time_limit``; its wall limit ``limits.wall_limit``, else 3 x CPU + 1 s.
 
-        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``): once a test of
-        this call timed out, every later test of the call runs under
+        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``, ``loop_probe``;
+        ``jobs.probe_limit`` and ``jobs.tight_limit`` state it): a test whose
+        reference time ``ref_ms`` is known (the importers measure it; ``pairbench run``
+        measures the references it checks) runs under
 
-            min(own limit, max(loop_floor, loop_factor x test.ref_ms,
+            min(own limit, max(loop_probe, loop_floor + loop_factor x test.ref_ms,
                                loop_factor x the slowest test of the call that finished))
 
-        of CPU (and at most 3 x that + 1 s of wall). "Later" is in each worker's order:
-        the job's first chunk runs alone until its first result is in, then the other
-        chunks are queued, starting under the rule if a test already timed out; a worker
-        also applies it after a timeout of its own. So a verdict differs from running
-        every test to its own limit only for a test, run after a timeout in this call,
-        that the program would finish only beyond that bound: it is TLE instead. With
-        ``loop_factor`` 10 and a measured ``ref_ms``, that is a test needing more than
-        10 x its reference's CPU time; a program that never times out gets exactly the
-        verdicts of its own limits. ``loop_factor=0`` runs every test to its own limit.
+        of CPU, and once a test of this call timed out, every later test runs under
+
+            min(own limit, max(loop_floor, loop_floor + loop_factor x test.ref_ms,
+                               loop_factor x the slowest test of the call that finished))
+
+        (with no ``ref_ms``, the first form is the test's own limit and the second
+        drops its middle term); at most 3 x that + 1 s of wall. "Later" is in each
+        worker's order: the job's first chunk runs alone until its first result is in,
+        then the other chunks are queued, starting under the rule if a test already
+        timed out; a worker also applies it after a timeout of its own. So a program
+        that loops from its first test spends ``loop_probe`` (0.1 s) on it and
+        ``loop_floor`` + 10 x the reference's time on each other test, not its own
+        limit on each. A verdict differs from running every test to its own limit
+        only for a test that the program would finish only beyond that bound: it is
+        TLE instead. ``ref_ms`` is the reference's own CPU time (its module and call,
+        without the ~1 ms fixed cost of a test, which ``loop_floor`` covers), so with
+        ``loop_factor`` 10 that is a test needing more than 10 x its reference's time
+        (and, before any timeout of the call, more than 0.1 s). A test with no
+        ``ref_ms`` runs to its own limit until a test of its call timed out.
+        ``loop_factor=0`` runs every test to its own limit, and so does a traced call
+        (``trace=True``: sys.settrace makes a program several times slower than the
+        untraced run its reference's time was measured by).
         """
         if self._closed:
             raise SandboxError("the sandbox pool is closed")
@@ -304,19 +319,23 @@ class SandboxPool:
                 text = (f"SourceTooLarge: the program has {size_of_source} bytes, over the "
                         f"sandbox's limit of {self.config.max_source_bytes}")
                 return [compile_failure(t, text) for t in tests]
+            # A traced run (a reference's lines, sys.settrace) is several times slower
+            # than the untraced one its ref_ms measured: it runs to its own limits.
             job = Job(program, tests, limits, checker, trace,
-                       LoopRule(self.config.loop_factor, self.config.loop_floor))
+                      LoopRule(0 if trace else self.config.loop_factor, self.config.loop_floor,
+                               self.config.loop_probe))
             # Spread a job over the workers that are idle now; with none idle (other jobs
             # queued), keep it whole: one zygote per program instead of one per worker
-            # (a load and a compile each), and a looping program's first full-limit
-            # timeout happens once, not on every worker at once.
+            # (a load and a compile each), and a looping program's first timeout
+            # happens once, not on every worker at once.
             idle = sum(b is None for b in self._busy) - len(self._queue)
             size = max(1, min(self.config.chunk, -(-len(job.tests) // max(1, min(idle, self._n)))))
             chunks = [Chunk(job, list(range(start, min(start + size, len(job.tests)))))
                       for start in range(0, len(job.tests), size)]
             # The job's other chunks wait for its first result (one test's time, ~2 ms for
             # most programs): a program that loops on its first test then times out
-            # once at its full limit, and the other workers start under the loop rule.
+            # once (at its probe, or its own limit), and the other workers start
+            # under the loop rule.
             self._queue.append(chunks[0])
             if len(chunks) > 1:
                 job.held = chunks[1:]

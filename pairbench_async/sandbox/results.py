@@ -82,6 +82,9 @@ class _Report(msgspec.Struct):
     lines: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     #: the program died of a MemoryError (or subclass) or an ENOMEM OSError
     mem: bool = False
+    #: the CPU time (us) of the program's own module and call, without the test's
+    #: fixed cost (what a reference's ``ref_ms`` measures)
+    work_us: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
 _REPORT = msgspec.json.Decoder(_Report)
@@ -240,9 +243,12 @@ def _frame(payload: bytes) -> _Frame | None:
 class _Verdicts:
     """The results one frame can give: its measurements, output and traced lines in each."""
 
-    def __init__(self, test: Test, frame: _Frame, stdout: str, lines: list[int] | None) -> None:
+    def __init__(self, test: Test, frame: _Frame, stdout: str, lines: list[int] | None,
+                 work_us: int | None) -> None:
         self.common = {"id": test.id, "cpu_ms": frame.cpu_us / 1000, "wall_ms": frame.wall_us / 1000,
-                       "memory_kb": frame.memory_kb, "stderr": frame.stderr, "stdout": stdout}
+                       "memory_kb": frame.memory_kb, "stderr": frame.stderr, "stdout": stdout,
+                       # the program writes its report: never more than the CPU it used
+                       "work_ms": None if work_us is None else min(work_us, frame.cpu_us) / 1000}
         self.lines = lines
 
     def __call__(self, verdict: Verdict, **kw: Any) -> TestResult:
@@ -270,7 +276,7 @@ def _decode(job: Job, test: Test, payload: bytes) -> TestResult:
             traced = _traced_lines(job, report.lines)
         except Exception:  # not JSON, nested too deep, not an object, a field off-shape
             report, corrupt = _NO_REPORT, True
-    result = _Verdicts(test, frame, shown, traced if job.trace else None)
+    result = _Verdicts(test, frame, shown, traced if job.trace else None, report.work_us)
     failed = _failure(job, test, frame, report, corrupt, result)
     if failed is not None:
         return failed

@@ -149,7 +149,7 @@ def test_a_run_recorded_without_messages_still_reports_and_resumes(tmp_path: Pat
 
 
 async def test_the_obfuscate_summary_call_is_recorded_and_shown_at_turn_0(tmp_path: Path) -> None:
-    from pairbench_async.protocol.baselines import summary_messages
+    from pairbench_async.protocol.wbt_prompts import few_shot_summary_messages
     from pairbench_async.report.transcript import build_transcripts
     from pairbench_async.runlog.messages import read_summary_calls
 
@@ -164,7 +164,8 @@ async def test_the_obfuscate_summary_call_is_recorded_and_shown_at_turn_0(tmp_pa
     assert list(made) == [INSTANCE.id]  # once per instance, whatever the episodes
     call = made[INSTANCE.id].call
     stored = read_messages(tmp_path / "run")
-    assert resolve(call.messages, stored) == summary_messages(INSTANCE.problem)
+    # seed 002's few-shot prompt (Fig. 17), the default (baselines="paper")
+    assert resolve(call.messages, stored) == few_shot_summary_messages(INSTANCE.problem)
     assert call.text == feedback.answer(1) and call.model == "fb"
     tx = build_transcripts(records, messages=stored, summaries=made)
     for ep in tx.episodes:

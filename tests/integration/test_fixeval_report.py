@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 import msgspec
@@ -137,3 +138,36 @@ async def test_without_the_codebleu_package_the_report_says_how_to_install_it(
     # the note, Markdown-escaped, and the table with its CodeBLEU cells empty
     assert "pip install 'pairbench\\_async\\[codebleu\\]'" in section
     assert "| CodeBLEU (%) ↑ |" in section
+
+
+def _text_table(text: str, first: str) -> list[dict[str, str]]:
+    """The rows of the plain-text table whose header starts with ``first`` (a regex), by column
+    (columns start where their header does: every cell is left-justified to its column)."""
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if re.match(first, line))
+    header = lines[top]
+    starts = [m.start() for m in re.finditer(r"(?:(?<=  )|^)\S", header)]
+    names = [header[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+    rows = []
+    for line in lines[top + 2:]:
+        if not line.strip() or not line.startswith(("sim:", "Naive")):
+            break
+        rows.append({n: line[a:b].strip() for n, a, b in zip(names, starts, [*starts[1:], None])})
+    return rows
+
+
+async def test_the_text_reports_bleu_is_fixevals_corpus_bleu(
+        run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # FixEval (seed 004): "We use corpus-level BLEU scores"; the sentence mean is labelled so
+    assert await report_command(_args(str(run_dir), "--json")) == 0
+    got = msgspec.json.decode(capsys.readouterr().out)["precision"]
+    assert await report_command(_args(str(run_dir))) == 0
+    text = capsys.readouterr().out
+    rows = {row["Model"]: row for row in _text_table(text, r"Model +PDB-Recall ")}
+    assert set(got) <= set(rows)
+    for model, scores in got.items():
+        assert rows[model]["BLEU"] == f"{100 * scores['corpus_bleu']:.1f}"
+        assert rows[model]["mean sent. BLEU"] == f"{100 * scores['bleu']:.1f}"
+    # the two differ here, so the test tells them apart
+    assert any(f"{100 * s['corpus_bleu']:.1f}" != f"{100 * s['bleu']:.1f}" for s in got.values())
+    assert "BLEU (FixEval's corpus-level BLEU-4)" in text

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import re
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from pairbench_async.cli.report import add_report_arguments, report_command
 from pairbench_async.core.errors import ConfigError
 from pairbench_async.report.html import (
     build_report,
+    text_table,
     draw_figures,
     html_table,
     leaderboard_table,
@@ -35,6 +37,7 @@ from pairbench_async.report.html import (
 )
 from pairbench_async.report.leaderboard import leaderboard, leaderboard_json
 from pairbench_async.report.metrics import ModelMetrics
+from pairbench_async.report.run_tables import robustness_table, stability_table
 from pairbench_async.runlog.records import Record, TurnRecord
 from pairbench_async.runlog.store import read_manifest, read_records
 from pairbench_async.runner.evaluator import RunConfig
@@ -228,6 +231,47 @@ def test_protocol_and_instance_choices(run_dir: Path) -> None:
     assert "## Table III. Progress-centric leaderboard (nohint)" in md
     assert "nohint gives no targeted hints" in md  # Figs. 3/4 say why they are empty
     assert set(draw_figures(report)) == {"fig5", "fig6", "fig7"}
+
+
+def test_table_v_shows_init_fix_as_mean_and_std(run_dir: Path) -> None:
+    # turn 0 is drawn once per (candidate, instance, run): shared by the protocols of a run,
+    # drawn again each run, so Init. Fix has a spread over runs like the other columns
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    table = robustness_table(report)
+    assert table.header[2] == "Init. Fix (%) ↑" and len(table.rows) == 4  # 2 models x (pair, nohint)
+    model = ""
+    for row in table.rows:
+        model = row[0].text or model
+        stats = report.robustness[row[1].text][model]["InitialFix"]
+        assert stats.n == 2 and stats.mean is not None and stats.std is not None
+        assert row[2].text == f"{100 * stats.mean:.2f} ± {100 * stats.std:.2f}"
+    # within a run both protocols start from the same turn 0 (§V-B): the same Init. Fix
+    pair, nohint = report.robustness["pair"], report.robustness["nohint"]
+    assert all(pair[m]["InitialFix"] == nohint[m]["InitialFix"] for m in pair)
+    assert "Init. Fix varies too" in render_markdown(report)
+
+
+async def test_the_text_report_has_tables_v_and_vi_with_several_runs(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await report_command(_args(str(run_dir))) == 0
+    text = capsys.readouterr().out
+    records, _ = read_records(run_dir)
+    report = build_report(records, read_manifest(run_dir))
+    assert "== Table V. Robustness across repeated runs ==" in text
+    assert "== Table VI. Ranking stability (Kendall's τ) ==" in text
+    # the very tables of the page, as text
+    assert text_table(robustness_table(report)) in text and text_table(stability_table(report)) in text
+    # one run: no Tables V and VI (as on the page)
+    single = tmp_path / "single"
+    shutil.copytree(run_dir, single)
+    lines = (single / "records.jsonl").read_text().splitlines(keepends=True)
+    kept = [ln for ln in lines if json.loads(ln).get("run", 0) == 0]
+    assert 0 < len(kept) < len(lines)
+    (single / "records.jsonl").write_text("".join(kept))
+    assert await report_command(_args(str(single))) == 0
+    text = capsys.readouterr().out
+    assert "Table V." not in text and "Table VI." not in text
 
 
 def test_tables_v_and_vi_only_with_several_runs(run_dir: Path) -> None:

@@ -59,6 +59,9 @@ INSTANCES.append(Instance(
     reference="def add(label, a, b):\n    return a + b\n",
     tests=[Test(id=f"{i:02d}", args=[CANARY, a, b], expected=a + b) for i, (a, b) in enumerate(PAIRS)],
 ))
+#: the validated protocols: these six with baselines="pairbench"; by default ("paper") the
+#: last four reach the candidate unvalidated, as their papers ran them, and are marked not
+#: hidden-test protected (tests/integration/test_protocols.py holds them to that)
 PROTOCOLS = ["pair", "vanilla", "human", "paragraph", "sentence", "rephrase"]
 
 
@@ -144,7 +147,7 @@ async def test_no_echo_of_a_hidden_input_reaches_a_candidate(tmp_path: Path, wri
     candidate, judge = Recorder(), Judge()
     feedback: Spy | Echo = Spy() if writer == "rules" else Echo()
     config = RunConfig(candidates=["recorder"], feedback=writer, protocols=PROTOCOLS, turns=6,
-                       scenario_turns=6, validator="openai:judge")
+                       scenario_turns=6, validator="openai:judge", baselines="pairbench")
     models = {"recorder": candidate, writer: feedback, "openai:judge": judge}
     async with Evaluator(config, models=models, out_dir=tmp_path / "run",
                          trace_cache=TraceCache(tmp_path / "tc")) as ev:

@@ -41,10 +41,13 @@ class Recorder:
         return None
 
 
+@pytest.mark.parametrize("baselines", ["paper", "pairbench"])
 @pytest.mark.parametrize("protocol", ["pair", *BASELINES])
-async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_path: Path, protocol: str) -> None:
+async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_path: Path, protocol: str,
+                                                                         baselines: str) -> None:
     rec = Recorder()
-    config = RunConfig(candidates=["recorder"], feedback="rules", protocols=[protocol], turns=3)
+    config = RunConfig(candidates=["recorder"], feedback="rules", protocols=[protocol], turns=3,
+                       baselines=baselines)
     async with Evaluator(config, models={"recorder": rec}, out_dir=tmp_path / "run",
                          trace_cache=TraceCache(tmp_path / "tc")) as ev:
         records = [r async for r in ev.run([INSTANCE])]
@@ -52,8 +55,13 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
     end = [r for r in records if isinstance(r, EpisodeRecord)]
     assert len(turns) == 4 and end[0].status == "done" and end[0].stop_reason == "budget"
     leaked = any(CANARY in text for text in rec.seen)
-    assert leaked == (protocol not in PROTECTED)
-    assert all(t.protected == (protocol in PROTECTED) for t in turns[1:])
+    protected = PROTOCOLS[protocol].protected_in(baselines == "paper")
+    if baselines == "pairbench" or protocol in ("test", "code"):
+        assert leaked == (not protected)
+    else:  # unvalidated feedback (paper): the offline rules model happens not to leak; a
+        # model that does is test_a_leaking_feedback_model_reaches_only_unprotected_protocols'
+        assert not leaked or not protected
+    assert all(t.protected == protected for t in turns[1:])
     hints = [t.hint.text for t in turns[1:] if t.hint]
     if protocol == "nohint":
         assert not hints
@@ -69,7 +77,9 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
         assert all(h.count(". ") == 0 for h in hints) and len(hints) == 3
     elif protocol == "selfcritique":
         assert all("Perhaps the length is off" in h for h in hints)
-        assert sum("Critique it" in s for s in rec.seen) == 3
+        # the critique prompt: seed 002's Fig. 9 goal said to the code model (paper), or ours
+        ask = "Your goal is to provide feedback about your solution" if baselines == "paper" else "Critique it"
+        assert sum(ask in s for s in rec.seen) == 3
     elif protocol == "pair":
         assert len(hints) == 3 and all(hints)
         assert all(t.target is not None and t.hint_level for t in turns[1:])
@@ -80,6 +90,38 @@ async def test_candidate_sees_no_hidden_data_unless_the_protocol_says_so(tmp_pat
     else:  # a baseline of fixed or computed texts: no feedback model is asked
         assert len(hints) == 3 and all(hints)
         assert not any(c.role == "feedback" for t in turns for c in t.calls)
+
+
+class Echo:
+    """A feedback model that repeats every line of its prompt that holds hidden data."""
+
+    name = "echo"
+
+    async def complete(self, messages: list[Message], **_: object) -> Completion:
+        lines = [ln.strip() for m in messages for ln in m.content.splitlines() if CANARY in ln]
+        return Completion(text=" ".join(lines[:2]) or "Nothing to add.", model="echo", usage=Usage(1, 1))
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("baselines", ["paper", "pairbench"])
+@pytest.mark.parametrize("protocol", ["pair", *BASELINES])
+async def test_a_leaking_feedback_model_reaches_only_unprotected_protocols(tmp_path: Path, protocol: str,
+                                                                          baselines: str) -> None:
+    # "paper": When Benchmarks Talk's and FeedbackEval's model-written feedback goes to the
+    # candidate as written (no validator in either paper), so what a feedback model repeats
+    # of the hidden data reaches the candidate, and every record says "not protected";
+    # "pairbench": the validator stops it and the protocol stays protected
+    rec = Recorder()
+    config = RunConfig(candidates=["recorder"], feedback="echo", protocols=[protocol], turns=2,
+                       baselines=baselines)
+    async with Evaluator(config, models={"recorder": rec, "echo": Echo()},
+                         trace_cache=TraceCache(tmp_path / "tc")) as ev:
+        turns = [r async for r in ev.run([INSTANCE]) if isinstance(r, TurnRecord)]
+    protected = PROTOCOLS[protocol].protected_in(baselines == "paper")
+    assert len(turns) == 3 and all(t.protected == protected for t in turns[1:])
+    assert any(CANARY in text for text in rec.seen) == (not protected)
 
 
 async def test_recorded_feedbackeval_texts_are_replayed_for_the_original_program(tmp_path: Path) -> None:

@@ -199,7 +199,7 @@ async def test_a_failed_run_fails_every_waiting_episode_and_is_tried_again(tmp_p
 # --------------------------------------------------------------------------- resume
 
 
-def _env(sandbox: CountingSandbox, emitted: list[Any]) -> EpisodeEnv:
+def _env(sandbox: CountingSandbox, emitted: list[Any], baselines: str = "paper") -> EpisodeEnv:
     async def evaluate(instance: Any, program: str) -> tuple[dict[str, TestResult], float]:
         results = await sandbox.run(instance.program(program), instance.tests, instance.limits)
         return {r.id: r for r in results}, 1.0
@@ -217,23 +217,25 @@ def _env(sandbox: CountingSandbox, emitted: list[Any]) -> EpisodeEnv:
         return instance
 
     return EpisodeEnv(evaluate=evaluate, traces=traces, shapes=lambda i: {}, hidden=hidden_data, emit=emit,
-                      lint=lint, view=view, policy=PolicyConfig(turns=4), validation=ValidationPolicy())
+                      lint=lint, view=view, policy=PolicyConfig(turns=4), validation=ValidationPolicy(),
+                      baselines=baselines)
 
 
+@pytest.mark.parametrize("baselines", ["paper", "pairbench"])
 @pytest.mark.parametrize("protocol", ["nohint", "simple"])
-async def test_a_resumed_episode_continues_after_its_recorded_turns(protocol: str) -> None:
+async def test_a_resumed_episode_continues_after_its_recorded_turns(protocol: str, baselines: str) -> None:
     spec = EpisodeSpec(run_id="r", episode_id=f"{protocol}/x/r0/{INSTANCE.id}", instance_id=INSTANCE.id,
                        model="x", feedback="rules", protocol=protocol, run=0, seed=7)
     # the straight episode: the candidate keeps the buggy program twice, then fixes it
     straight: list[Any] = []
     keeps = Answering("x", INSTANCE.buggy)
-    await run_episode(spec, INSTANCE, keeps, None, _env(CountingSandbox(), straight))
+    await run_episode(spec, INSTANCE, keeps, None, _env(CountingSandbox(), straight, baselines))
     assert [r.turn for r in straight if isinstance(r, TurnRecord)] == [0, 1, 2, 3, 4]
     # an interruption after turn 2: resume with the first three records
     prior = [r for r in straight if isinstance(r, TurnRecord)][:3]
     sandbox, resumed = CountingSandbox(), []
     fixer = Answering("x", FIXED)
-    end = await run_episode(spec, INSTANCE, fixer, None, _env(sandbox, resumed), prior)
+    end = await run_episode(spec, INSTANCE, fixer, None, _env(sandbox, resumed, baselines), prior)
     turns = [r for r in resumed if isinstance(r, TurnRecord)]
     assert [r.turn for r in turns] == [3]  # numbering continues; nothing recorded twice
     assert sandbox.runs[0] == prior[-1].program  # the last recorded program, run again first
@@ -241,9 +243,12 @@ async def test_a_resumed_episode_continues_after_its_recorded_turns(protocol: st
     assert end.status == "done" and end.stop_reason == "all_pass" and end.turns == 3
     # the rates of the whole episode, recorded turns included
     assert end.initial_pass_rate == prior[0].pass_rate and end.final_pass_rate == 1.0
-    # the candidate is shown the recorded turns as its history
     prompt = "\n".join(m.content for m in fixer.calls[0])
-    assert "Earlier turns" in prompt or "turn 2" in prompt.lower()
+    if protocol == "simple" and baselines == "paper":
+        # FeedbackEval's Fig. 5 holds no history: the last recorded program and its feedback
+        assert "Earlier turns" not in prompt and f"@@Existing Code\n```python\n{prior[-1].program.rstrip()}" in prompt
+    else:  # the candidate is shown the recorded turns as its history
+        assert "Earlier turns" in prompt or "turn 2" in prompt.lower()
 
 
 # --------------------------------------------------------------------------- turn 0, shared

@@ -40,6 +40,7 @@ PURE_MODULES = (
     "report/accuracy.py",
     "report/sensitivity.py",
     "report/edits.py",
+    "report/bugs.py",
     "report/verdicts.py",
     "report/precision.py",
     "report/leaderboard.py",

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 import pytest
 
-from pairbench_async.core.types import Instance, Limits, Test
+from pairbench_async.core.types import Checker, Instance, Limits, Program, Test
 from pairbench_async.datasets.importers.limits import derive_limit, with_limits
-from pairbench_async.sandbox.jobs import LoopRule, tight_limit
+from pairbench_async.sandbox.jobs import Job, LoopRule, probe_limit, tight_limit
 from pairbench_async.sandbox.wire import TEST_HEAD
 from pairbench_async.sandbox.jobs import test_limits as own_limits
 
@@ -49,13 +51,15 @@ def test_a_tests_own_limit_wins() -> None:
     assert own_limits(test, Limits(time_limit=3.0, wall_limit=10.0)) == (0.5, 10.0)
 
 
-RULE = LoopRule(factor=10, floor=0.05)  # the default floor is 0.01; 0.05 reads easier
+RULE = LoopRule(factor=10, floor=0.05, probe=0.1)  # the default floor is 0.005; 0.05 reads easier
 
 
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
-    (1.0, 1.0, 0.0, 0.05),     # 10 x 1 ms is under the floor
-    (1.0, 20.0, 0.0, 0.2),     # 10 x the reference
-    (1.0, 20.0, 30.0, 0.3),    # 10 x the program's own slowest finished test
+    (1.0, 1.0, 0.0, 0.06),     # the floor + 10 x 1 ms
+    (1.0, 20.0, 0.0, 0.25),    # the floor + 10 x the reference
+    (1.0, 1.0, 8.0, 0.08),     # 10 x the program's own slowest finished test
+    (1.0, 20.0, 30.0, 0.25),   # ... at most max(probe, floor + 10 x ref) where ref is known
+    (1.0, None, 30.0, 0.3),    # (no reference: not capped)
     (1.0, None, 2.0, 0.05),    # no reference: the floor, or 10 x its own slowest
     (1.0, None, 12.0, 0.12),
     (1.0, 200.0, 0.0, 1.0),    # never above the test's own limit
@@ -65,10 +69,53 @@ def test_tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit:
     assert tight_limit(cpu, ref_ms, slowest_ms, RULE) == pytest.approx(limit)
 
 
+@pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
+    (1.0, 1.0, 0.0, 0.1),      # the probe: above the floor + 10 x 1 ms = 0.06
+    (1.0, 20.0, 0.0, 0.25),    # the floor + 10 x the reference, above the probe
+    (1.0, 1.0, 30.0, 0.1),     # whatever ran before it (10 x 30 ms would be 0.3)
+    (1.0, None, 0.0, 1.0),     # no reference: the test's own limit, whatever else
+    (1.0, None, 30.0, 1.0),
+    (0.05, 1.0, 0.0, 0.05),    # never above the test's own limit
+])
+def test_probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit: float) -> None:
+    assert probe_limit(cpu, ref_ms, slowest_ms, RULE) == pytest.approx(limit)
+
+
 def test_the_loop_rule_off() -> None:
     assert tight_limit(1.0, 1.0, 0.0, LoopRule(factor=0)) == 1.0
+    assert probe_limit(1.0, 1.0, 0.0, LoopRule(factor=0)) == 1.0
+
+
+def test_the_heads_carry_the_rule() -> None:
+    """What a TEST head tells the zygote: floor + 10 x ref and the probe, in ms (0: no
+    reference time), the floor and the factor."""
+    tests = [Test(id="1", input="", ref_ms=2.0), Test(id="2", input="")]
+
+    async def heads() -> list[tuple[int, ...]]:
+        job = Job(Program(source="print()"), tests, Limits(time_limit=1.0), Checker(), False,
+                  LoopRule(factor=10, floor=0.005, probe=0.1))
+        return [h[1:] for h in job.heads]
+
+    assert asyncio.run(heads()) == [(1000, 4000, 25, 100, 5, 10), (1000, 4000, 0, 0, 5, 10)]
 
 
 def test_test_head_layout() -> None:
-    """The head confine.c's struct test_head reads: 6 uint32 and one flag byte."""
-    assert TEST_HEAD.size == 25
+    """The head confine.c's struct test_head reads: 7 uint32 and one flag byte."""
+    assert TEST_HEAD.size == 29
+
+
+def test_a_tests_own_limits_are_checked() -> None:
+    from pairbench_async.datasets.files import check_instance
+
+    def problems(**fields: float) -> list[str]:
+        inst = Instance(id="x", problem="p", buggy="print(1)", reference="print(2)",
+                        tests=[Test(id="1", input="", output="2\n", **fields)], kind="stdio",
+                        time_limit=1.0, memory_limit_mb=256)
+        return check_instance(inst)
+
+    assert problems() == []
+    assert problems(time_limit=0.5, ref_ms=0.0) == []
+    assert problems(time_limit=-1.0) == ["tests[0].time_limit: -1.0 not in (0, 60] seconds"]
+    assert problems(time_limit=1e9) == ["tests[0].time_limit: 1000000000.0 not in (0, 60] seconds"]
+    assert problems(ref_ms=float("nan")) == ["tests[0].ref_ms: nan is not a time in ms (finite, >= 0)"]
+    assert problems(ref_ms=-2.0) == ["tests[0].ref_ms: -2.0 is not a time in ms (finite, >= 0)"]

@@ -69,25 +69,35 @@ def test_the_reading_after_a_deferral_is_an_option_and_a_sweep_axis(tmp_path: ob
 
 
 def test_the_evidence_reading_is_an_option_and_shows_the_programs_at_every_level() -> None:
-    # Section IV: the feedback model "receives ... the correct reference program, the current
-    # buggy program"; Table II's columns show the candidate's code from L4 and the reference
-    # from L5. table-ii stays the default; section-iv shows both programs at L1 too.
+    # Section IV: the feedback model "receives the problem requirement, the correct reference
+    # program, the current buggy program, the selected scenario test cases, and the requested
+    # hint level": section-iv, the default, shows all of them at L1 too; table-ii (the
+    # project's masks) shows the candidate's code from L4 and the reference from L5.
     from pairbench_async.protocol.evidence import Evidence
     from pairbench_async.protocol.feedback_prompt import build_feedback_prompt
     from pairbench_async.protocol.hints import mask_evidence
     from pairbench_async.runner.config import RunConfig
 
-    evidence = Evidence(scenario="s", problem="P", tests=(),
+    from pairbench_async.protocol.evidence import FailureEvidence
+
+    failing = FailureEvidence(id="1", failure="WA", shape="token", summary="wrong answer", input="INPUT_Z",
+                              expected="EXPECTED_W", actual="ACTUAL_V")
+    evidence = Evidence(scenario="s", problem="P", tests=(failing,),
                         candidate_code="CANDIDATE_CODE_X", reference_code="REFERENCE_CODE_Y")
     table = mask_evidence(1, evidence)
     assert table.candidate_code is None and table.reference_code is None
+    assert table.tests[0].input is None  # L1's column: no failing inputs
     text = mask_evidence(1, evidence, "section-iv")
     assert text.candidate_code == "CANDIDATE_CODE_X" and text.reference_code == "REFERENCE_CODE_Y"
+    assert (text.tests[0].input, text.tests[0].expected) == ("INPUT_Z", "EXPECTED_W")  # the scenario's tests
     prompt = "\n".join(m.content for m in build_feedback_prompt(1, evidence, "s", "section-iv"))
     assert "CANDIDATE_CODE_X" in prompt and "REFERENCE_CODE_Y" in prompt
     assert "REFERENCE_CODE_Y" not in "\n".join(m.content for m in build_feedback_prompt(1, evidence, "s"))
-    assert RunConfig(evidence_reading="section-iv").policy().evidence_reading == "section-iv"
-    assert "evidence_reading" not in RunConfig().params()
+    assert RunConfig().policy().evidence_reading == "section-iv"
+    # recorded unless table-ii, the reading of every manifest written before section-iv
+    # became the default (a manifest without it resumes as table-ii)
+    assert RunConfig().params()["evidence_reading"] == "section-iv"
+    assert "evidence_reading" not in RunConfig(evidence_reading="table-ii").params()
     assert parse_sweep(["evidence-reading=table-ii,section-iv"])[1] == {"evidence-reading": "section-iv"}
     with pytest.raises(ConfigError, match="table-ii or section-iv"):
         parse_sweep(["evidence-reading=all"])

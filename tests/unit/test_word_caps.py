@@ -58,6 +58,12 @@ def test_the_prompts_state_the_papers_caps() -> None:
     assert "Do not write more than" not in feedback_messages("vanilla", ev)[1].content
     assert PROTOCOLS["paragraph"].word_cap == 100 and PROTOCOLS["sentence"].word_cap == 50  # type: ignore[attr-defined]
     assert PROTOCOLS["code"].word_cap is None and PROTOCOLS["vanilla"].word_cap is None  # type: ignore[attr-defined]
+    # the paper's own prompts (baselines="paper") say the same words
+    from pairbench_async.protocol.wbt_prompts import user_model_messages
+
+    for kind, cap in (("paragraph", 100), ("sentence", 50), ("code", 100)):
+        asked = user_model_messages(kind, "Print the sum.", "print(1)", "print(2)")[1].content
+        assert f"Do not write more than {cap} words." in asked
 
 
 INSTANCE = Instance(
@@ -71,8 +77,9 @@ INSTANCE = Instance(
 class _IO:
     """A feedback model that always replies ``reply``; no linter, no view change."""
 
-    def __init__(self, reply: str) -> None:
+    def __init__(self, reply: str, paper: bool = True) -> None:
         self.reply = reply
+        self.paper = paper  # baselines="paper": seed 002's own prompts, unvalidated
         self.policy = PolicyConfig()
         self.validation = ValidationPolicy(max_chars=5000)
         self.offline_feedback = False
@@ -107,6 +114,7 @@ def _turn() -> TurnInput:
                      traces={}, shapes={}, seed=7, state=None)
 
 
+@pytest.mark.parametrize("paper", [True, False])
 @pytest.mark.parametrize(("protocol", "reply_words", "kept", "cut"), [
     ("paragraph", 130, 100, 30),  # 130 - 100 = 30 words cut
     ("paragraph", 100, 100, 0),   # exactly at the cap: nothing cut
@@ -115,10 +123,10 @@ def _turn() -> TurnInput:
     ("vanilla", 130, 130, 0),     # no cap
 ])
 async def test_the_reply_is_cut_at_the_cap_and_the_cut_recorded(
-        protocol: str, reply_words: int, kept: int, cut: int) -> None:
+        protocol: str, reply_words: int, kept: int, cut: int, paper: bool) -> None:
     reply = "The sum " + _words(reply_words - 3) + " matters."  # one sentence of reply_words words
     assert len(reply.split()) == reply_words
-    io = _IO(reply)
+    io = _IO(reply, paper)
     step = await PROTOCOLS[protocol].feedback(_turn(), io)
     assert isinstance(step, Feedback) and step.hint is not None
     hint = step.hint

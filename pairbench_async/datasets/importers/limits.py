@@ -6,8 +6,9 @@ wall time), so their importers, and ``import jsonl --derive-limits``, measure th
 reference and write, for every hidden test,
 
     ref_ms     = the median of ``runs`` measurements of the reference's CPU time on
-                 the test in the sandbox pool, in ms (one confined child per test, so
-                 it includes the ~1 ms a child costs before the program's first line)
+                 the test in the sandbox pool, in ms: its module and call
+                 (``TestResult.work_ms``), without the ~1 ms of CPU a confined child
+                 costs before the program's first line and after its last
     time_limit = min(cap, max(floor, factor x ref_ms / 1000)), rounded up to 10 ms
 
 EvalPlus's rule (``max(min_time_limit, gt_time_limit_factor x reference time)``,
@@ -57,7 +58,7 @@ async def measure_reference(pool: Sandbox, program: Program, tests: Sequence[Tes
         if any(r.verdict is not Verdict.AC for r in results):
             return None
         for k, r in enumerate(results):
-            samples[k].append(r.cpu_ms)
+            samples[k].append(r.work_ms if r.work_ms is not None else r.cpu_ms)
     return [round(statistics.median(s), 3) for s in samples]
 
 
