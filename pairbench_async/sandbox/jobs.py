@@ -22,7 +22,8 @@ import msgspec
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["ARGS", "Chunk", "Job", "LoopRule", "TEST_HEAD", "probe_limit", "test_input", "tight_limit"]
+__all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "Job", "LoopRule", "TEST_HEAD", "probe_limit", "test_input",
+           "tight_limit"]
 
 _FILENAME = "solution.py"
 ARGS = msgspec.json.Encoder()
@@ -43,6 +44,11 @@ class LoopRule(NamedTuple):
     probe: float = 0.1
 
 
+#: What the loop rule allows a call test for the harness's decoding of its arguments and
+#: encoding of its value (JSON, ~100-200 MB/s here): 50 MB/s, generous.
+IO_SECONDS_PER_BYTE = 1 / 50e6
+
+
 def _ms(seconds: float) -> int:
     return min(_U32, max(1, math.ceil(seconds * 1000)))
 
@@ -55,12 +61,19 @@ def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
     return cpu, wall
 
 
-def _ref_bound(ref_ms: float | None, rule: LoopRule) -> float:
-    """floor + factor x the reference's time (seconds), 0 when that time is unknown."""
-    return rule.floor + rule.factor * ref_ms / 1000 if ref_ms is not None else 0.0
+def _ref_bound(ref_ms: float | None, rule: LoopRule, io_bytes: int = 0) -> float:
+    """floor + factor x the reference's time + the harness's time to decode and encode
+    ``io_bytes`` of a call's arguments and expected value (seconds; 0 when the reference's
+    time is unknown). ``ref_ms`` is the program's own module and call (``work_ms``): the
+    decoding of a call's input and encoding of its value are the harness's, the same for
+    every program, so they are allowed for once, by size, not ``factor`` times."""
+    if ref_ms is None:
+        return 0.0
+    return rule.floor + rule.factor * ref_ms / 1000 + io_bytes * IO_SECONDS_PER_BYTE
 
 
-def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule,
+                io_bytes: int = 0) -> float:
     """The loop rule's CPU limit (seconds) of a test whose own limit is ``cpu``, once a
     test of the same call timed out: min(cpu, max(floor, floor + factor x ref, factor x
     the slowest test of the call that finished, that last term at most the probe where
@@ -68,24 +81,38 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopR
     Python, for the tests and the documentation."""
     if rule.factor <= 0:
         return cpu
-    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule), _own_term(ref_ms, slowest_ms, rule)))
+    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule, io_bytes),
+                        _own_term(ref_ms, slowest_ms, rule, io_bytes)))
 
 
-def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule, io_bytes: int = 0) -> float:
     """factor x the slowest finished test (seconds); with a known reference time, at most
     the probe, so that a program cannot buy looser limits by being slow first."""
     own = rule.factor * slowest_ms / 1000
-    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule)))
+    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule, io_bytes)))
 
 
-def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule) -> float:
+def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule,
+                io_bytes: int = 0) -> float:
     """The CPU limit (seconds) of a test before any test of its call timed out: its own
     limit when the reference's time is unknown, else min(cpu, max(probe, floor + factor
     x ref)), whatever ran before it. Stated here as :func:`tight_limit` is; the zygote
     applies it."""
     if rule.factor <= 0 or ref_ms is None:
         return cpu
-    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule)))
+    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule, io_bytes)))
+
+
+def _io_bytes(test: Test) -> int:
+    """The size of what the harness decodes and encodes for a call test (its arguments
+    and expected value as JSON); 0 for a stdio test (reading its input is the program's)."""
+    if test.kind != "call":
+        return 0
+    try:
+        return len(ARGS.encode([test.args or [], test.kwargs or {}])) + (
+            0 if test.expected is msgspec.UNSET else len(ARGS.encode(test.expected)))
+    except (TypeError, ValueError, OverflowError):
+        return 0
 
 
 class Job:
@@ -109,12 +136,13 @@ class Job:
         floor_ms = min(_U32, max(0, math.ceil(rule.floor * 1000)))
         factor = max(0, int(rule.factor))
         #: each test's TEST head but its flags
+        bounds = [_ref_bound(t.ref_ms, rule, _io_bytes(t)) for t in self.tests]
         self.heads = [
             (self.serial, _ms(cpu), _ms(wall),
-             _ms(_ref_bound(t.ref_ms, rule)) if t.ref_ms is not None and factor else 0,
-             _ms(max(rule.probe, _ref_bound(t.ref_ms, rule))) if t.ref_ms is not None and factor else 0,
+             _ms(bound) if t.ref_ms is not None and factor else 0,
+             _ms(max(rule.probe, bound)) if t.ref_ms is not None and factor else 0,
              floor_ms, factor)
-            for t, (cpu, wall) in zip(self.tests, own, strict=True)]
+            for t, (cpu, wall), bound in zip(self.tests, own, bounds, strict=True)]
         self.checker = checker
         self.trace = trace
         self.results: list[TestResult | None] = [None] * len(self.tests)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import msgspec
+
 from pairbench_async.core.types import Limits, Program, Test, Verdict
 from pairbench_async.sandbox.pool import SandboxPool
 
@@ -179,3 +181,21 @@ async def test_a_traced_call_runs_to_its_own_limits() -> None:
     assert [r.verdict for r in traced] == [Verdict.AC, Verdict.TLE, Verdict.AC]
     assert traced[1].cpu_ms > 900  # its own limit
     assert [r.verdict for r in ruled] == [Verdict.TLE, Verdict.TLE, Verdict.TLE]
+
+
+async def test_decoding_a_large_argument_is_allowed_for_by_its_size() -> None:
+    # the reference's own time (its call) is tiny, but the harness decodes 2 MB of
+    # arguments for the test: the rule allows for that by size, so the reference itself,
+    # with its own ref_ms, passes even after a timeout (before this, it got TLE)
+    src = "def f(xs):\n    if not xs:\n        while True:\n            pass\n    return len(xs)\n"
+    program = Program(source=src, kind="call", entry_point="f")
+    big = Test(id="big", args=[list(range(300_000))], expected=300_000)
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(120):
+            [measured] = await pool.run(program, [big], Limits(time_limit=2.0))
+            assert measured.verdict is Verdict.AC and measured.work_ms is not None
+            assert measured.work_ms < measured.cpu_ms / 2  # the call is cheap, the decoding is not
+            timed = msgspec.structs.replace(big, ref_ms=measured.work_ms)
+            loop = Test(id="loop", args=[[]], expected=0, ref_ms=0.01)
+            results = await pool.run(program, [loop, timed], Limits(time_limit=2.0))
+    assert [r.verdict for r in results] == [Verdict.TLE, Verdict.AC]
