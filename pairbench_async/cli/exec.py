@@ -27,7 +27,8 @@ def add_exec_parser(sub: Any) -> None:
     ex.add_argument("--tests", required=True, metavar="TESTS.jsonl",
                     help='stdio {"id","input","output"} or call {"id","args","kwargs","expected"}')
     ex.add_argument("--time-limit", type=positive_float, default=2.0, metavar="SECONDS",
-                    help="CPU seconds per test (default 2)")
+                    help="CPU seconds per test, for a test without its own time_limit (a test's "
+                         "time_limit field wins, as in SandboxPool.run; default 2)")
     ex.add_argument("--wall-limit", type=positive_float, default=None, metavar="SECONDS",
                     help="wall-clock seconds per test (default 3 x time limit + 1)")
     ex.add_argument("--memory-limit", type=positive_int, default=256, metavar="MB",
