@@ -104,7 +104,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
                    "min-scenario-size, representatives, hint-budget, feedback=SPEC1,SPEC2, "
-                   "after-deferral=stay,escalate), one "
+                   "after-deferral=stay,escalate, evidence-reading=section-iv,table-ii), one "
                    "subdirectory each; the first setting is the report's main setting")
 
 

@@ -95,6 +95,9 @@ def read_tests(path: str) -> list[Test]:
             raise DatasetError(path, number, "expected", "a call test needs `expected`")
         if test.id in seen:
             raise DatasetError(path, number, "id", f"duplicate test id {test.id!r}")
+        for why in _test_limit_problems(test):
+            field, _, reason = why.partition(": ")
+            raise DatasetError(path, number, field, reason)
         seen.add(test.id)
         tests.append(test)
     if not tests:
@@ -124,6 +127,16 @@ def _context_leaks(inst: Instance) -> list[str]:
     return reasons
 
 
+def _test_limit_problems(test: Test) -> list[str]:
+    """A test's own limits that mean nothing, each as ``field: reason``."""
+    out = []
+    if test.time_limit is not None and (not math.isfinite(test.time_limit) or not 0 < test.time_limit <= 60):
+        out.append(f"time_limit: {test.time_limit} not in (0, 60] seconds")
+    if test.ref_ms is not None and (not math.isfinite(test.ref_ms) or test.ref_ms < 0):
+        out.append(f"ref_ms: {test.ref_ms} is not a time in ms (finite, >= 0)")
+    return out
+
+
 def check_instance(inst: Instance) -> list[str]:
     """Static problems of one instance (no program is run): each as ``field: reason``."""
     problems: list[str] = []
@@ -148,11 +161,7 @@ def check_instance(inst: Instance) -> list[str]:
             problems.append(f"{where}: a stdio test needs input and output")
         elif test.kind == "call" and test.expected is msgspec.UNSET:
             problems.append(f"{where}: a call test needs expected")
-        if test.time_limit is not None and (not math.isfinite(test.time_limit)
-                                            or not 0 < test.time_limit <= 60):
-            problems.append(f"{where}.time_limit: {test.time_limit} not in (0, 60] seconds")
-        if test.ref_ms is not None and (not math.isfinite(test.ref_ms) or test.ref_ms < 0):
-            problems.append(f"{where}.ref_ms: {test.ref_ms} is not a time in ms (finite, >= 0)")
+        problems += [f"{where}.{why}" for why in _test_limit_problems(test)]
         if i < len(inst.tests):
             if test.id in seen:
                 problems.append(f"{where}.id: duplicate test id {test.id!r}")

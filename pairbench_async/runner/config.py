@@ -182,6 +182,11 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if any(specs.get(c, c) == "rules" for c in self.candidates):
             raise ConfigError("'rules' is a feedback model (it writes hints, not programs); use it as "
                               "--feedback rules, and sim:SKILL as an offline candidate")
+        if self.feedback not in supplied and specs.get(self.feedback, self.feedback).startswith("sim:"):
+            # it would write a program as every hint: each rejected, every hint the fallback
+            raise ConfigError(f"--feedback {specs.get(self.feedback, self.feedback)!r}: sim:SKILL is an "
+                              "offline candidate (it writes programs, not hints); the offline feedback "
+                              "model is rules")
         for name in (*self.candidates, self.feedback):
             if name in supplied:
                 continue

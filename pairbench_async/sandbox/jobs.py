@@ -19,11 +19,12 @@ from typing import NamedTuple
 
 import msgspec
 
+from ..core.errors import ConfigError
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "Job", "LoopRule", "TEST_HEAD", "probe_limit", "test_input",
-           "tight_limit"]
+__all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "Job", "LoopRule", "TEST_HEAD", "check_limits", "probe_limit",
+           "test_input", "tight_limit"]
 
 _FILENAME = "solution.py"
 ARGS = msgspec.json.Encoder()
@@ -101,6 +102,32 @@ def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopR
     if rule.factor <= 0 or ref_ms is None:
         return cpu
     return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule, io_bytes)))
+
+
+def check_limits(limits: Limits, tests: Sequence[Test]) -> None:
+    """The caller's limits, refused with a :class:`ConfigError` naming the field when they
+    mean nothing (a dataset file is checked the same way when it is read): a CPU or wall
+    limit that is not a positive, finite number of seconds (at most 60 per test), a memory
+    or output budget that is not positive, a reference time that is not finite and >= 0."""
+    def seconds(value: float | None, where: str, top: float = math.inf) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or not 0 < value <= top):
+            raise ConfigError(f"{where}: {value!r} is not a limit in seconds (finite, in (0, {top:g}])")
+
+    seconds(limits.time_limit, "Limits.time_limit")
+    seconds(limits.wall_limit, "Limits.wall_limit")
+    for name in ("memory_limit_mb", "output_limit"):
+        value = getattr(limits, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"Limits.{name}: {value!r} is not a positive integer")
+    for test in tests:
+        if not isinstance(test, Test):
+            raise ConfigError(f"SandboxPool.run takes Test objects, got a {type(test).__name__} ({test!r:.80})")
+        seconds(test.time_limit, f"test {test.id!r}: time_limit", 60)
+        ref = test.ref_ms
+        if ref is not None and (isinstance(ref, bool) or not isinstance(ref, (int, float))
+                                or not math.isfinite(ref) or ref < 0):
+            raise ConfigError(f"test {test.id!r}: ref_ms {ref!r} is not a time in ms (finite, >= 0)")
 
 
 def _io_bytes(test: Test) -> int:

@@ -58,7 +58,7 @@ from .host import (
     uid_alive,
 )
 from .interface import SandboxStatistics
-from .jobs import Chunk, Job, LoopRule
+from .jobs import Chunk, Job, LoopRule, check_limits
 from .process import Worker, WorkerDied, WorkerTimeout, start_worker
 from .results import compile_failure
 
@@ -301,6 +301,7 @@ class SandboxPool:
             if not isinstance(value, kind):  # the caller's mistake, not a verdict on the program
                 raise ConfigError(f"SandboxPool.run takes a {kind.__name__}, got a {type(value).__name__} "
                                   f"({value!r:.80})")
+        check_limits(limits, tests)
         if not self._started:
             await self.start()
         if not tests:

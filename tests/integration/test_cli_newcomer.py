@@ -55,6 +55,8 @@ async def acli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str,
         (["--protocol", "pair", "pair"], "--protocol names pair more than once"),
         (["--candidate", "sim:0.3", "sim:0.3"], "--candidate names sim:0.3 more than once"),
         (["--candidate", "rules"], "'rules' is a feedback model"),
+        (["--feedback", "sim:0.5"], "sim:SKILL is an offline candidate"),
+        (["--sweep", "feedback=rules,sim:0.5"], "sim:SKILL is an offline candidate"),
         (["--temperature", "nan"], "--temperature: must be a finite number"),
     ],
 )

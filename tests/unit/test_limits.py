@@ -119,3 +119,40 @@ def test_a_tests_own_limits_are_checked() -> None:
     assert problems(time_limit=1e9) == ["tests[0].time_limit: 1000000000.0 not in (0, 60] seconds"]
     assert problems(ref_ms=float("nan")) == ["tests[0].ref_ms: nan is not a time in ms (finite, >= 0)"]
     assert problems(ref_ms=-2.0) == ["tests[0].ref_ms: -2.0 is not a time in ms (finite, >= 0)"]
+
+
+@pytest.mark.parametrize(("test", "limits", "message"), [
+    (Test(id="a", input="", output="", time_limit=-1.0), Limits(), "test 'a': time_limit: -1.0"),
+    (Test(id="a", input="", output="", time_limit=0.0), Limits(), "test 'a': time_limit: 0.0"),
+    (Test(id="a", input="", output="", ref_ms=float("nan")), Limits(), "test 'a': ref_ms nan"),
+    (Test(id="a", input="", output="", ref_ms=-1.0), Limits(), "test 'a': ref_ms -1.0"),
+    (Test(id="a", input="", output=""), Limits(time_limit=-1), "Limits.time_limit: -1"),
+    (Test(id="a", input="", output=""), Limits(time_limit=float("nan")), "Limits.time_limit: nan"),
+    (Test(id="a", input="", output=""), Limits(wall_limit=0.0), "Limits.wall_limit: 0.0"),
+    (Test(id="a", input="", output=""), Limits(memory_limit_mb=-5), "Limits.memory_limit_mb: -5"),
+])
+def test_the_pool_refuses_limits_that_mean_nothing(test: Test, limits: Limits, message: str) -> None:
+    # the caller's mistake, named, before any worker starts (not a TLE or MLE verdict)
+    from pairbench_async.core.errors import ConfigError
+    from pairbench_async.sandbox.pool import SandboxPool
+
+    async def run() -> None:
+        pool = SandboxPool(workers=1)
+        try:
+            await pool.run(Program(source="print(1)"), [test], limits)
+        finally:
+            await pool.aclose()
+
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        asyncio.run(run())
+
+
+def test_a_tests_file_with_a_bad_limit_names_its_line_and_field(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pairbench_async.core.errors import DatasetError
+    from pairbench_async.datasets.files import read_tests
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"id":"1","input":"1\\n","output":"1\\n"}\n'
+                    '{"id":"2","input":"1\\n","output":"1\\n","time_limit":-1}\n')
+    with pytest.raises(DatasetError, match=r"t.jsonl:2: field 'time_limit': -1.0 not in \(0, 60\] seconds"):
+        read_tests(str(path))
