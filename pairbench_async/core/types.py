@@ -11,6 +11,7 @@ This module imports nothing from the package.
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any, Literal
 
 import msgspec
@@ -110,6 +111,22 @@ class Test(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_field
     @property
     def kind(self) -> Kind:
         return "stdio" if self.args is None and self.kwargs is None else "call"
+
+    def bad_limits(self) -> list[str]:
+        """The fields of this test's own limits whose value means nothing: ``time_limit``
+        not a finite number of seconds in (0, 60], ``ref_ms`` not a finite time >= 0. One
+        rule for every place that takes tests (a dataset or tests file, ``SandboxPool.run``),
+        each naming the field in its own words."""
+        def bad(value: object) -> bool:
+            return (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value))
+
+        out = []
+        if self.time_limit is not None and (bad(self.time_limit) or not 0 < self.time_limit <= 60):
+            out.append("time_limit")
+        if self.ref_ms is not None and (bad(self.ref_ms) or self.ref_ms < 0):
+            out.append("ref_ms")
+        return out
 
 
 class Limits(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_fields=True):

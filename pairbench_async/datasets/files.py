@@ -127,14 +127,12 @@ def _context_leaks(inst: Instance) -> list[str]:
     return reasons
 
 
+_LIMIT_REASONS = {"time_limit": "not in (0, 60] seconds", "ref_ms": "is not a time in ms (finite, >= 0)"}
+
+
 def _test_limit_problems(test: Test) -> list[str]:
-    """A test's own limits that mean nothing, each as ``field: reason``."""
-    out = []
-    if test.time_limit is not None and (not math.isfinite(test.time_limit) or not 0 < test.time_limit <= 60):
-        out.append(f"time_limit: {test.time_limit} not in (0, 60] seconds")
-    if test.ref_ms is not None and (not math.isfinite(test.ref_ms) or test.ref_ms < 0):
-        out.append(f"ref_ms: {test.ref_ms} is not a time in ms (finite, >= 0)")
-    return out
+    """A test's own limits that mean nothing (:meth:`Test.bad_limits`), each as ``field: reason``."""
+    return [f"{name}: {getattr(test, name)} {_LIMIT_REASONS[name]}" for name in test.bad_limits()]
 
 
 def check_instance(inst: Instance) -> list[str]:
