@@ -14,7 +14,11 @@ within a round (the machine drifts between rounds more than the two builds diffe
 * ``trivial``: one program (a + b), ``--tests`` tests: the per-test cost (fork, the
   child's confinement, its seccomp filter, the program);
 * ``programs``: ``--programs`` distinct programs of 2 tests each: the per-program cost
-  too (a zygote per program, its confinement and its filter).
+  too (a zygote per program, its confinement and its filter);
+* ``looping``: a program that never ends, on ``--tests`` / 10 tests whose reference
+  took 0.05 ms (``ref_ms``), one call: its first test runs to the probe (0.1 s), every
+  later one to the loop rule's tight limit (5.5 ms by default): what a looping
+  candidate's turn costs per test, kill latency included (the results are TLE).
 
 Keep a build before changing C code: ``cp pairbench_async/sandbox/native*.so /tmp/old.so``.
 """
@@ -32,25 +36,43 @@ import asyncio, json, resource, sys
 import pairbench_async.sandbox.pool as P
 from pairbench_async import Program, SandboxPool, Test
 path, kind, n_tests, n_programs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-original = P._host_paths
+original = P.host_paths
 def host_paths(allowed):
     read, extra, _, origins = original(allowed)
     return read, extra, path, origins
-P._host_paths = host_paths
+P.host_paths = host_paths
 SOURCE = "a, b = map(int, input().split())\nprint(a + b)\n"
+if kind == "looping":
+    n_tests = max(2, n_tests // 10)
 tests = [Test(id=str(i), input=f"{i} {i + 1}\n", output=f"{2 * i + 1}\n") for i in range(n_tests)]
 async def main():
     async with SandboxPool(workers=2, require_full=True) as pool:
         if kind == "trivial":
             results = await pool.run(Program(source=SOURCE), tests)
+        elif kind == "looping":
+            looped = [Test(id=str(i), input=f"{i}\n", output="", ref_ms=0.05) for i in range(n_tests)]
+            results = await pool.run(Program(source="while True:\n    pass\n"), looped)
+            assert all(r.verdict == "TLE" for r in results), {r.verdict for r in results}
+            # the test children's CPU as the zygote measured it (their rusage does not
+            # reach RUSAGE_CHILDREN reliably: a killed child's zygote reaps it, and the
+            # worker's PID namespace init ends without waiting for every descendant)
+            return results
         else:
             jobs = [pool.run(Program(source=f"# {k}\n" + SOURCE), tests[:2]) for k in range(n_programs)]
             results = [r for rs in await asyncio.gather(*jobs) for r in rs]
     assert all(r.passed for r in results)
     return len(results)
+import time
+t0 = time.perf_counter()
 n = asyncio.run(main())
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"n": n, "cpu_us": (ru.ru_utime + ru.ru_stime) / n * 1e6}))
+wall = time.perf_counter() - t0
+if kind == "looping":
+    later = n[1:]  # the first runs to the probe
+    print(json.dumps({"n": len(n), "cpu_us": sum(r.cpu_ms for r in later) / len(later) * 1e3,
+                      "wall_us_per_test": wall / len(n) * 1e6}))
+else:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({"n": n, "cpu_us": (ru.ru_utime + ru.ru_stime) / n * 1e6}))
 """
 
 

@@ -1305,6 +1305,44 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The child's CPU time to the microsecond, and whether it could be read so. Read from
+ * another process, a running child's process clock moves only at the scheduler's
+ * ticks (the kernel accounts a running task's time there, or when it is switched out:
+ * 4 ms at HZ=250), so "kill once the clock reaches the limit" killed up to a tick late,
+ * ~2 ms on average: on a looping program's tight limits (~5 ms) that was a third of
+ * its cost. Stopping the child switches it out, which accounts its time exactly; the
+ * caller continues it (SIGCONT) or kills it. Returns the time in us; -1 when the child
+ * could not be stopped within 5 ms (uninterruptible sleep: the tick-sampled clock
+ * stands); -2 when it ended meanwhile, reaped into *status and *ru. */
+static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusage *ru)
+{
+    if (kill(pid, SIGSTOP) != 0)
+        return -1;
+    int64_t give_up = now_us() + 5000;
+    for (;;) {
+        int st = 0;
+        pid_t w = wait4(pid, &st, WUNTRACED | WNOHANG, ru);
+        if (w == pid) {
+            if (WIFSTOPPED(st))
+                break;
+            *status = st;
+            return -2;
+        }
+        if ((w < 0 && errno != EINTR) || now_us() > give_up) {
+            kill(pid, SIGCONT);
+            return -1;
+        }
+        struct timespec pause = {0, 20000};
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, NULL);
+    }
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) {
+        kill(pid, SIGCONT);
+        return -1;
+    }
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static void close_test_files(int fds[4])
 {
     for (int i = 0; i < 4; i++) {
@@ -1601,6 +1639,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         struct result_block r = {0};
         int64_t clock_us = -1;
         r.flags |= tightened;
+        int status = 0, reaped = 0;
+        struct rusage ru;
         int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
         if (pidfd >= 0) {
             /* Sleep until the child ends, or until it could have used its CPU limit
@@ -1610,33 +1650,53 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * glibc's clock_getcpuclockid would first call clock_getres, which the
              * zygote's filter refuses) */
             clockid_t cpu_clock = (clockid_t)((~(unsigned)pid) << 3) | 2;
-            int have_clock = 1;
+            int have_clock = 1, exact = 1;
             struct pollfd p = {.fd = pidfd, .events = POLLIN};
             int64_t wall_end = t0 + wall_limit_ms * 1000;
             for (;;) {
-                int64_t left_ms = (wall_end - now_us() + 999) / 1000;
-                int64_t wait_ms = left_ms;
+                int64_t now = now_us();
+                int64_t wait_us = wall_end - now;
                 if (have_clock) {
                     struct timespec ts;
                     if (clock_gettime(cpu_clock, &ts) != 0) {
                         have_clock = 0; /* the wall limit and RLIMIT_CPU still hold */
                     } else {
                         int64_t used = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                        /* within a tick of the limit (10 ms: HZ=100 at worst) once the
+                         * child has had the wall time to reach it: read it exactly */
+                        if (used < cpu_limit_us && exact && used + 10000 >= cpu_limit_us &&
+                            now - t0 >= cpu_limit_us) {
+                            int64_t x = exact_cpu_us(pid, cpu_clock, &status, &ru);
+                            if (x == -2) {
+                                reaped = 1;
+                                break;
+                            }
+                            if (x < 0) {
+                                exact = 0; /* the sampled clock from here */
+                            } else {
+                                if (x < cpu_limit_us)
+                                    kill(pid, SIGCONT);
+                                used = x;
+                            }
+                        }
                         if (used >= cpu_limit_us) {
                             kill(pid, SIGKILL);
                             r.flags |= FLAG_CPU_TIMEOUT;
                             break;
                         }
-                        if ((cpu_limit_us - used + 999) / 1000 < wait_ms)
-                            wait_ms = (cpu_limit_us - used + 999) / 1000;
+                        if (cpu_limit_us - used < wait_us)
+                            wait_us = cpu_limit_us - used;
                     }
                 }
-                if (left_ms <= 0) {
+                if (wall_end - now <= 0) {
                     kill(pid, SIGKILL);
                     r.flags |= FLAG_WALL_TIMEOUT;
                     break;
                 }
-                int n = poll(&p, 1, (int)(wait_ms < 1 ? 1 : wait_ms));
+                if (wait_us < 250) /* (a starved child is not stopped every few us) */
+                    wait_us = 250;
+                struct timespec tmo = {(time_t)(wait_us / 1000000), (long)(wait_us % 1000000) * 1000};
+                int n = ppoll(&p, 1, &tmo, NULL);
                 if (n > 0 || (n < 0 && errno != EINTR))
                     break;
             }
@@ -1645,14 +1705,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * child killed in a busy loop on a loaded host (the clock is what both
              * the kill above and RLIMIT_CPU go by) */
             struct timespec ts;
-            if (have_clock && clock_gettime(cpu_clock, &ts) == 0)
+            if (!reaped && have_clock && clock_gettime(cpu_clock, &ts) == 0)
                 clock_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
             close(pidfd);
         }
-        int status = 0;
-        struct rusage ru;
-        while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-            ;
+        if (!reaped)
+            while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+                ;
         r.wall_us = now_us() - t0;
         r.status = status;
         r.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +

@@ -199,3 +199,20 @@ async def test_decoding_a_large_argument_is_allowed_for_by_its_size() -> None:
             loop = Test(id="loop", args=[[]], expected=0, ref_ms=0.01)
             results = await pool.run(program, [loop, timed], Limits(time_limit=2.0))
     assert [r.verdict for r in results] == [Verdict.TLE, Verdict.AC]
+
+
+async def test_a_looping_test_is_killed_at_its_tight_limit_not_a_tick_later() -> None:
+    # Read from the zygote, a running child's CPU clock moves only at scheduler ticks
+    # (4 ms at HZ=250): killing at "clock >= limit" overshot by half a tick on average.
+    # The zygote stops the child to read its time exactly once it may be near the limit.
+    n = 40
+    tests = [case("loop", str(i), ref_ms=0.05) for i in range(n)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            results = await pool.run(PROGRAM, tests, Limits(time_limit=2.0))
+    assert [r.verdict for r in results] == [Verdict.TLE] * n
+    bound = 5 + 10 * 0.05  # loop_floor + loop_factor x ref_ms (ms)
+    over = sorted(r.cpu_ms - bound for r in results[1:])
+    assert over[0] >= 0, over  # never before the limit
+    # what is left over is the kill and the child's exit (~0.5 ms), not up to a tick
+    assert over[len(over) // 2] < 1.5, over
