@@ -20,7 +20,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..core.errors import (
     ClientError,
@@ -79,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     from ..core.version import __version__
 
     parser.add_argument("--version", action="version", version=f"pairbench_async {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_ExactFlagsParser)
+    # the subcommands' add_* functions take the plain type: they only call add_parser
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               parser.add_subparsers(dest="command", parser_class=_ExactFlagsParser))
 
     from .run import add_run_arguments
 

@@ -160,7 +160,8 @@ def _write_viewer(run: LoadedRun, out: Path, with_tests: bool, title: str) -> st
     from ..report.transcript_viewer import VIEWER_LIMITS, render_viewer
 
     runs = run.runs()
-    limits = msgspec.structs.replace(VIEWER_LIMITS, total_chars=VIEWER_LIMITS.total_chars // len(runs))
+    limits = msgspec.structs.replace(VIEWER_LIMITS,
+                                     total_chars=VIEWER_LIMITS.total_chars // len(runs))
     parts = [(name, transcripts(r, list(r.manifest.protocols) if r.manifest is not None else [],
                                 with_tests=with_tests, limits=limits)) for name, r in runs]
     tx = of_settings(parts) if run.is_sweep else parts[0][1]

@@ -141,7 +141,8 @@ class Resumable(Protocol):
     def comparable(self) -> dict[str, Any]: ...
 
 
-def check_resume(old: Resumable, new: Resumable, *, where: str | os.PathLike[str], what: str = "run") -> None:
+def check_resume(old: Resumable, new: Resumable, *, where: str | os.PathLike[str],
+                 what: str = "run") -> None:
     """Raise :class:`ResumeMismatch` naming the folder ``where`` and every parameter that
     differs (``what`` names what is resumed). The folder is required: a sweep resumes one
     folder per setting, and the message must say which one refused."""

@@ -39,7 +39,8 @@ async def import_jsonl(sources: Sequence[str], options: ImportOptions, pool: San
             report.skip(MALFORMED, message)
         for inst, where in zip(read.instances, read.where, strict=True):
             if inst.id in seen:
-                report.skip("duplicate instance id", f"{where}: {inst.id!r} (also at {seen[inst.id]})")
+                report.skip("duplicate instance id",
+                            f"{where}: {inst.id!r} (also at {seen[inst.id]})")
                 continue
             seen[inst.id] = where
             instances.append(inst)
