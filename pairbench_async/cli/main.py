@@ -20,6 +20,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any, cast
 
 from ..core.errors import (
     ClientError,
@@ -55,8 +56,18 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     logger.propagate = False
 
 
+class _ExactFlagsParser(argparse.ArgumentParser):
+    """A parser that refuses abbreviated flags (``--concur`` for ``--concurrency``): a
+    typo must be an error, not a silently different meaning. ``add_parser`` builds the
+    subcommands' parsers with this class too, since they do not inherit ``allow_abbrev``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ExactFlagsParser(
         prog=_prog(),
         description="PAIR-BENCH: how well do LLMs improve wrong code under controlled feedback?",
         epilog="Exit status: 0 success; 1 a finding (episodes ended in error, validate found "
@@ -68,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     from ..core.version import __version__
 
     parser.add_argument("--version", action="version", version=f"pairbench_async {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    # the subcommands' add_* functions take the plain type: they only call add_parser
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               parser.add_subparsers(dest="command", parser_class=_ExactFlagsParser))
 
     from .run import add_run_arguments
 

@@ -152,12 +152,19 @@ def _write_figures(directory: Path, figures: dict[str, bytes]) -> dict[str, str]
 
 
 def _write_viewer(run: LoadedRun, out: Path, with_tests: bool, title: str) -> str:
-    """Write the transcript viewer of ``run``; return what was written."""
+    """Write the transcript viewer of ``run``, of every setting of a sweep (each episode
+    labelled with its setting, the page's text budget shared among them); return what was
+    written."""
     from ..report.documents import transcripts
+    from ..report.transcript import of_settings
     from ..report.transcript_viewer import VIEWER_LIMITS, render_viewer
 
-    protocols = list(run.manifest.protocols) if run.manifest is not None else []
-    tx = transcripts(run, protocols, with_tests=with_tests, limits=VIEWER_LIMITS)
+    runs = run.runs()
+    limits = msgspec.structs.replace(VIEWER_LIMITS,
+                                     total_chars=VIEWER_LIMITS.total_chars // len(runs))
+    parts = [(name, transcripts(r, list(r.manifest.protocols) if r.manifest is not None else [],
+                                with_tests=with_tests, limits=limits)) for name, r in runs]
+    tx = of_settings(parts) if run.is_sweep else parts[0][1]
     data = render_viewer(tx, title).encode()
     _write_atomic(out, data)
     return f"{out} ({len(tx.episodes)} episodes, {len(data) / 1e6:.1f} MB)"
@@ -304,10 +311,10 @@ async def report_command(args: argparse.Namespace) -> int:
             raise StoreError(f"cannot write the report: {exc}") from exc
     viewer: str | None = getattr(args, "viewer", None)
     if viewer:
-        name = loaded.main_run.path.resolve().name if loaded.main_run.path is not None else ""
+        name = loaded.path.resolve().name if loaded.path is not None else ""
         try:
             written.append(await asyncio.to_thread(
-                _write_viewer, loaded.main_run, Path(viewer), with_tests,
+                _write_viewer, loaded, Path(viewer), with_tests,
                 f"PAIR-BENCH transcripts: {name}"))
         except OSError as exc:
             raise StoreError(f"cannot write the viewer: {exc}") from exc

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, DatasetError
 from ..report.errors import error_summary, render_errors
 from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
 
@@ -348,7 +348,12 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
     if args.resume and not holds_run(root):
         raise ConfigError(f"--resume: no run to continue in {root} (no manifest.json there)")
     base, grid, dataset, options = _settings(args, root)
-    instances = _instances(dataset, options, base)
+    try:
+        instances = _instances(dataset, options, base)
+    except DatasetError as exc:  # a dataset file moved or broke since the run began
+        if not args.resume:
+            raise
+        raise ConfigError(f"cannot resume {root}: its dataset cannot be read: {exc}") from exc
     configs = [point.config for point in plan_sweep(base, grid, ".")]  # every setting checked first
     if args.dry_run:
         print(dry_run_text(instances, configs, len(configs), base.model_config))

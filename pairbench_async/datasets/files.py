@@ -43,6 +43,9 @@ class DatasetRead(msgspec.Struct):
 
     instances: list[Instance]
     skipped: list[str] = []
+    #: ``file:line`` of each instance, in the order of ``instances`` (so that a caller
+    #: leaving one out later can say where it came from)
+    where: list[str] = []
 
 
 def bundled_dataset() -> list[Path]:
@@ -200,6 +203,7 @@ def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) 
             continue
         ids[inst.id] = number
         out.instances.append(inst)
+        out.where.append(f"{name}:{number}")
     return out
 
 
@@ -212,7 +216,7 @@ def load_dataset(paths: Sequence[str | os.PathLike[str]] | None = None, *,
     for f in files:
         part = read_instances(f, skip_invalid=skip_invalid)
         total.skipped.extend(part.skipped)
-        for inst in part.instances:
+        for inst, where in zip(part.instances, part.where, strict=True):
             if inst.id in seen:
                 err = DatasetError(os.fspath(f), None, "id",
                                    f"instance id {inst.id!r} also in {seen[inst.id]}")
@@ -222,6 +226,7 @@ def load_dataset(paths: Sequence[str | os.PathLike[str]] | None = None, *,
                 continue
             seen[inst.id] = os.fspath(f)
             total.instances.append(inst)
+            total.where.append(where)
     return total
 
 

@@ -27,10 +27,18 @@ class Completeness(msgspec.Struct, frozen=True, kw_only=True):
     #: instances every (model, protocol) group finished, and how many instances have any record
     common: int
     instances: int
+    #: episodes with a record but no end record (started, then cut off)
+    started: int = 0
 
     @property
     def complete(self) -> bool:
         return self.planned is None or self.finished >= self.planned
+
+    @property
+    def unfinished(self) -> int:
+        """Episodes planned or started that have no end record. A killed run leaves
+        planned episodes with no record at all, so the records alone would say 0."""
+        return max(self.started, (self.planned or 0) - self.finished)
 
     def banner(self) -> str | None:
         """The line a report puts at its top when the run is not finished, else None."""
@@ -65,9 +73,11 @@ def completeness(records: Sequence[Record], manifest: RunManifest | None) -> Com
     if manifest is not None:
         planned = manifest.instances * len(manifest.candidates) * len(manifest.protocols) * manifest.runs
     seen = {r.instance_id for r in records}
+    started = {r.episode_id for r in records} - set(ends)
     return Completeness(planned=planned, finished=len(ends),
                         errored=sum(1 for r in ends.values() if r.status == "error"),
-                        common=len(common_instances(records)), instances=len(seen))
+                        common=len(common_instances(records)), instances=len(seen),
+                        started=len(started))
 
 
 def restrict(records: Sequence[Record]) -> list[Record]:

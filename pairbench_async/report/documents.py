@@ -31,7 +31,6 @@ from .cost import TokenRow, cost_summary, render_tokens_text, token_rows, tokens
 from .errors import error_summary, errors_text
 from .html import render_html, render_sections_text, sensitivity_sections
 from .leaderboard import (
-    leaderboard,
     leaderboard_json,
     render_repair_at_k_text,
     render_text,
@@ -118,7 +117,7 @@ def run_json(run: LoadedRun, prices: PriceBook | None = None, *,
     """``report RUN --json`` of one run (a sweep's main setting too); ``bug_verdicts`` as in
     :func:`precision`."""
     comp, kept, manifest = run.completeness, run.records, run.manifest
-    board = leaderboard(kept)
+    board = run.leaderboard()
     data = {"completeness": {"planned": comp.planned, "finished": comp.finished, "errored": comp.errored,
                              "complete": comp.complete, "common_instances": comp.common,
                              "instances": comp.instances, "notice": comp.banner()},
@@ -219,7 +218,7 @@ def run_text(run: LoadedRun, prices: PriceBook | None = None, *,
     runs, Tables V and VI (``bug_verdicts`` as in :func:`precision`)."""
     banner, kept, manifest = run.completeness.banner(), run.records, run.manifest
     parts = [f"{banner}."] if banner else []
-    parts.append(render_text(leaderboard(kept)))
+    parts.append(render_text(run.leaderboard()))
     errors = errors_text(run.all_records)  # an all-errored run is reported: its errors by cause
     if errors:
         parts.append("\n" + errors)
@@ -279,10 +278,11 @@ def page(run: LoadedRun, *, main: str | None = None, instances: list[str] | None
     ``instances``, token ``prices``; the title names the run's folder by default."""
     scores, note = precision(run.records, run.manifest, with_protocol=True, bug_verdicts=bug_verdicts)
     name = run.path.resolve().name if run.path is not None else ""
-    return build_report(run.records, run.manifest, main_protocol=main, instances=instances,
-                        title=title or f"PAIR-BENCH report: {name}",
-                        prices=prices, notice=run.completeness.banner() or "", precision=scores,
-                        precision_note=note, sensitivity=sensitivity)
+    report = build_report(run.records, run.manifest, main_protocol=main, instances=instances,
+                          title=title or f"PAIR-BENCH report: {name}",
+                          prices=prices, notice=run.completeness.banner() or "", precision=scores,
+                          precision_note=note, sensitivity=sensitivity)
+    return msgspec.structs.replace(report, unfinished=run.unfinished())
 
 
 def transcripts(run: LoadedRun, protocols: list[str], *, with_tests: bool = False,

@@ -106,9 +106,15 @@ class LoadedRun(msgspec.Struct, frozen=True, kw_only=True):
         ``with_protocol`` keeps each one's protocol (default: when several protocols ran)."""
         return trajectories(self.records, with_protocol=with_protocol)[0]
 
+    def unfinished(self) -> int:
+        """Episodes planned or started with no end record, over every run here (not only
+        the instances the models are ranked on)."""
+        return sum(run.completeness.unfinished for _, run in self.runs())
+
     def leaderboard(self) -> Leaderboard:
-        """Table III per model (``model|protocol`` when several protocols ran)."""
-        return leaderboard(self.records)
+        """Table III per model (``model|protocol`` when several protocols ran); its
+        ``unfinished`` is :meth:`unfinished` (the records alone miss episodes never started)."""
+        return msgspec.structs.replace(leaderboard(self.records), unfinished=self.unfinished())
 
     def metrics(self) -> dict[str, dict[str, float | None]]:
         """``{model: {metric: value}}``: the ``models`` of ``report --json``, equal numbers

@@ -101,7 +101,9 @@ def _leaderboard_section(report: Report) -> Section:
                          "all episodes), runs pooled; ↑ higher is better, ↓ lower is better. "
                          "As in the paper, the top three models per column are marked green (bold in "
                          "Markdown) and the bottom three red (italics); with fewer than six models, "
-                         "half of them on each side. The superscript on Final Fix is its gain over "
+                         "half of them on each side; a column whose values are all equal "
+                         "is not marked. "
+                         "The superscript on Final Fix is its gain over "
                          "Initial Fix in points.",
                    tables=[leaderboard_table(report.views[main].models, model_order(report))],
                    notes=[f"{main}: {UNPROTECTED_NOTE}"] if main in report.unprotected else [])

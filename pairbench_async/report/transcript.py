@@ -51,6 +51,7 @@ __all__ = [
     "clip",
     "fold_ids",
     "level_label",
+    "of_settings",
 ]
 
 Status = Literal["done", "error", "unfinished"]
@@ -221,6 +222,8 @@ class EpisodeTranscript(msgspec.Struct, frozen=True, kw_only=True):
     shown: bool = True
     #: what was cut from this episode, in words
     cuts: list[str] = []
+    #: the ``--sweep`` setting the episode ran in (:func:`of_settings`); "" in a single run
+    setting: str = ""
 
 
 class Transcripts(msgspec.Struct, frozen=True, kw_only=True):
@@ -576,3 +579,20 @@ def build_transcripts(
     return Transcripts(episodes=episodes, limits=limits, buggy_known=bool(buggy), notes=notes,
                        messages={k: v for k, v in calls.shown.items() if k in named},
                        with_tests=with_tests)
+
+
+def of_settings(parts: Sequence[tuple[str, Transcripts]]) -> Transcripts:
+    """The transcripts of a sweep's settings as one: each episode labelled with its setting
+    (episode ids repeat across settings), in the sweep's order; messages are keyed by their
+    content hash, so the settings' sets merge; each note says its setting."""
+    if not parts:
+        raise ValueError("no setting to take transcripts from")
+    episodes = [msgspec.structs.replace(e, setting=name) for name, tx in parts for e in tx.episodes]
+    messages: dict[str, MessageView] = {}
+    for _, tx in parts:
+        messages.update(tx.messages)
+    first = parts[0][1]
+    return Transcripts(episodes=episodes, limits=first.limits,
+                       buggy_known=all(tx.buggy_known for _, tx in parts),
+                       notes=[f"{name}: {note}" for name, tx in parts for note in tx.notes],
+                       messages=messages, with_tests=first.with_tests)

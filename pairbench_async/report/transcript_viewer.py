@@ -6,7 +6,8 @@ protocol and status; instance), a sortable table of episodes, and one episode at
 beside it, turn by turn: the targeted scenario, the hint and its level, the rejected
 drafts with the validator's reasons, every model call (the messages sent and the raw
 reply), the program's diff and the tests' verdicts. ``#ep-N`` in the address opens
-episode N, so a link can point at one.
+episode N, so a link can point at one. A ``--sweep`` folder's page holds every setting's
+episodes (:func:`.transcript.of_settings`), with a setting column and filter.
 
 The page needs no network: its CSS and script are inline, and the data is embedded as
 JSON. To stay small and quick on a real run's size, the messages are embedded once each
@@ -46,7 +47,7 @@ flex-wrap:wrap}header h1{font-size:1.05rem;margin:0}header .sub{color:#c9d3ea;fo
 border-bottom:1px solid #d8dbe2}
 .bar input,.bar select{font:inherit;padding:.25rem .45rem;border:1px solid #b9bfcc;border-radius:4px;
 background:#fff}.bar input[type=search]{min-width:22rem;flex:1 1 22rem}
-.bar label{font-size:.8rem;color:#4a5060;display:flex;gap:.3rem;align-items:center}
+.bar label{font-size:.8rem;color:#4a5060;display:flex;gap:.3rem;align-items:center}.bar label[hidden]{display:none}
 #count{font-size:.8rem;color:#4a5060;margin-left:auto}
 .note{font-size:.78rem;color:#8a5a00;padding:.3rem 1rem;background:#fff8e6;border-bottom:1px solid #f0e0b0}
 main{flex:1;display:grid;grid-template-columns:minmax(0,52fr) minmax(0,48fr);min-height:0}
@@ -94,9 +95,12 @@ _JS: Final = r"""
 const $ = (id) => document.getElementById(id);
 const data = (id) => JSON.parse($(id).textContent);
 const INDEX = data("tx-index"), MESSAGES = data("tx-messages"), META = data("tx-meta");
-const COLS = [["instance", "Instance", 0, 26], ["model", "Model", 0, 12], ["protocol", "Protocol", 0, 11],
+const SETTINGS = META.settings || [];
+const COLS = [...(SETTINGS.length ? [["setting", "Setting", 0, 14]] : []),
+  ["instance", "Instance", 0, 26], ["model", "Model", 0, 12], ["protocol", "Protocol", 0, 11],
   ["run", "Run", 1, 7], ["status", "Status", 0, 17], ["turns", "Turns", 1, 8], ["initial", "Initial %", 1, 10],
   ["final", "Final %", 1, 9]];
+const WIDTHS = COLS.reduce((sum, c) => sum + c[3], 0);
 const LIMIT = 2000;
 const cache = new Map(), searchText = new Map();
 let sortKey = null, sortDir = 1, shown = [], current = null, query = "";
@@ -126,7 +130,7 @@ function episode(n) {
 
 function textOf(row) {
   if (!searchText.has(row.n)) {
-    const parts = [row.instance, row.model, row.protocol, row.status, row.stop || "", row.error || ""];
+    const parts = [row.setting || "", row.instance, row.model, row.protocol, row.status, row.stop || "", row.error || ""];
     const ep = episode(row.n);
     for (const t of (ep && ep.turns) || []) {
       parts.push(t.hint || "");
@@ -151,9 +155,10 @@ function options(select, values) {
 
 function filtered() {
   const model = $("f-model").value, protocol = $("f-protocol").value, status = $("f-status").value;
+  const setting = $("f-setting").value;
   const inst = $("f-instance").value.trim().toLowerCase();
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  let rows = INDEX.filter((r) => (!model || r.model === model) && (!protocol || r.protocol === protocol)
+  let rows = INDEX.filter((r) => (!setting || r.setting === setting) && (!model || r.model === model) && (!protocol || r.protocol === protocol)
     && (!status || r.status === status) && (!inst || r.instance.toLowerCase().includes(inst)));
   if (words.length) rows = rows.filter((r) => { const t = textOf(r); return words.every((w) => t.includes(w)); });
   if (sortKey) {
@@ -173,6 +178,7 @@ function renderList() {
   const body = $("rows");
   body.replaceChildren(...shown.slice(0, LIMIT).map((r) => {
     const tr = h("tr", { "data-n": r.n, class: current === r.n ? "sel" : null, title: r.error || null, tabindex: 0 },
+      SETTINGS.length ? h("td", { title: r.setting }, r.setting) : null,
       h("td", { title: r.instance }, r.instance), h("td", { title: r.model }, r.model), h("td", {}, r.protocol),
       h("td", { class: "num" }, r.run),
       h("td", { class: "st-" + r.status, title: r.status + (r.stop ? " (" + r.stop + ")" : "") },
@@ -299,7 +305,7 @@ function open(n) {
   if (!r) return;
   if (location.hash !== "#ep-" + n) history.replaceState(null, "", "#ep-" + n);
   const head = h("div", { class: "ep-head" },
-    h("h2", {}, `${r.instance} · ${r.model} · ${r.protocol} · run ${r.run}`),
+    h("h2", {}, `${r.setting ? r.setting + " · " : ""}${r.instance} · ${r.model} · ${r.protocol} · run ${r.run}`),
     h("div", {}, h("span", { class: "st-" + r.status }, r.status + (r.stop ? ": " + r.stop : "")),
       `, ${r.turns} turns, pass rate ${pct(r.initial)}% → ${pct(r.final)}%`),
     h("div", { class: "m" }, "episode ", h("code", {}, r.id)));
@@ -316,13 +322,17 @@ function open(n) {
 function init() {
   $("title").textContent = META.title;
   $("sub").textContent = META.summary;
+  if (SETTINGS.length) {  // a sweep's settings, in the sweep's order
+    $("l-setting").hidden = false;
+    for (const v of SETTINGS) $("f-setting").append(h("option", { value: v }, v));
+  }
   options($("f-model"), INDEX.map((r) => r.model));
   options($("f-protocol"), INDEX.map((r) => r.protocol));
   options($("f-status"), INDEX.map((r) => r.status));
   const head = $("head");
   for (const [key, label, num, width] of COLS) {
     const th = h("th", { "data-key": key, class: num ? "num" : null, scope: "col", "aria-sort": "none",
-      style: `width:${width}%`, title: "sort by " + label }, label);
+      style: `width:${(100 * width / WIDTHS).toFixed(2)}%`, title: "sort by " + label }, label);
     th.addEventListener("click", () => { sortDir = sortKey === key ? -sortDir : 1; sortKey = key; renderList(); });
     head.append(th);
   }
@@ -331,7 +341,7 @@ function init() {
     clearTimeout(timer);
     timer = setTimeout(() => { query = $("q").value; renderList(); if (current !== null) open(current); }, 150);
   });
-  for (const id of ["f-model", "f-protocol", "f-status"]) $(id).addEventListener("change", renderList);
+  for (const id of ["f-setting", "f-model", "f-protocol", "f-status"]) $(id).addEventListener("change", renderList);
   $("f-instance").addEventListener("input", renderList);
   renderList();
   const m = /^#ep-(\d+)$/.exec(location.hash);
@@ -344,6 +354,7 @@ _BODY: Final = """
 <header><h1 id="title"></h1><span class="sub" id="sub"></span></header>
 <div class="bar">
 <input type="search" id="q" placeholder="Search prompts, replies, hints, drafts, programs…" aria-label="free text">
+<label id="l-setting" hidden>setting <select id="f-setting"><option value="">all</option></select></label>
 <label>model <select id="f-model"><option value="">all</option></select></label>
 <label>protocol <select id="f-protocol"><option value="">all</option></select></label>
 <label>status <select id="f-status"><option value="">all</option></select></label>
@@ -367,15 +378,18 @@ def _row(ep: EpisodeTranscript, n: int) -> dict[str, Any]:
     return {"n": n, "id": ep.episode_id, "instance": ep.instance_id, "model": ep.model,
             "protocol": ep.protocol, "run": ep.run, "status": ep.status, "stop": ep.stop_reason,
             "turns": ep.turns_count, "initial": ep.initial_pass_rate, "final": ep.final_pass_rate,
-            "error": error.splitlines()[-1] if error else None}
+            "error": error.splitlines()[-1] if error else None, "setting": ep.setting}
 
 
 def render_viewer(transcripts: Transcripts, title: str = "PAIR-BENCH transcripts") -> str:
     """The viewer page of ``transcripts`` (build them with :data:`VIEWER_LIMITS`)."""
     eps = transcripts.episodes
     turns = sum(len(e.turns) for e in eps)
+    settings = list(dict.fromkeys(e.setting for e in eps if e.setting))  # a sweep's, in its order
     meta = {"title": title,
-            "summary": f"{len(eps)} episodes, {turns} turns",
+            "summary": f"{len(eps)} episodes, {turns} turns"
+                       + (f", {len(settings)} settings" if settings else ""),
+            "settings": settings,
             "withheld": "withheld: this turn showed hidden test data (report --with-tests shows it)"}
     note = (" ".join(transcripts.notes) + " " if transcripts.notes else "") + (
         "Hidden tests' inputs and expected outputs are shown (--with-tests): do not share this page."

@@ -141,16 +141,15 @@ class Resumable(Protocol):
     def comparable(self) -> dict[str, Any]: ...
 
 
-def check_resume(old: Resumable, new: Resumable, *, what: str = "run", where: str = "") -> None:
-    """Raise :class:`ResumeMismatch` naming every parameter that differs.
-
-    ``what`` names what is resumed in the message, ``where`` its directory (if given).
-    """
+def check_resume(old: Resumable, new: Resumable, *, where: str | os.PathLike[str],
+                 what: str = "run") -> None:
+    """Raise :class:`ResumeMismatch` naming the folder ``where`` and every parameter that
+    differs (``what`` names what is resumed). The folder is required: a sweep resumes one
+    folder per setting, and the message must say which one refused."""
     a, b = old.comparable(), new.comparable()
     diffs = [f"{k}: records have {a[k]!r}, this {what} has {b[k]!r}" for k in a if a[k] != b[k]]
     if diffs:
-        place = f" {where}" if where else ""
-        raise ResumeMismatch(f"cannot resume{place}: the {what}'s parameters differ ("
+        raise ResumeMismatch(f"cannot resume {os.fspath(where)}: the {what}'s parameters differ ("
                              + "; ".join(diffs) + ")")
 
 

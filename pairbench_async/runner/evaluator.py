@@ -422,7 +422,7 @@ class Evaluator:
             if old is None:
                 raise StoreError(f"{self.out_dir}: records without a manifest; cannot resume")
             new = self.manifest(instances, old.run_id)
-            check_resume(old, new)
+            check_resume(old, new, where=self.out_dir)
             kept = self._check_endpoints(old, new)
             if kept is not old:
                 write_manifest(self.out_dir, kept)

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,46 @@ def test_resume_of_a_mistyped_folder_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "no run to continue" in proc.stderr
     assert not (tmp_path / "no-such-run").exists()
+
+
+def test_a_folder_that_cannot_be_resumed_is_named_in_the_error(tmp_path: Path) -> None:
+    """Wrong record schema, another dataset, a dataset file gone, a corrupt manifest or
+    records: every refusal names the run folder (or a file in it)."""
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "stdio.jsonl"
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(fixture.read_text().splitlines()[:2]) + "\n")
+    made = tmp_path / "made"
+    proc = cli("run", "--no-progress", "-q", "--dataset", str(data), "--limit", "1", "--turns", "1",
+               "--candidate", "sim:0.8", "--out", str(made))
+    assert proc.returncode == 0, proc.stderr
+
+    def refused(name: str, damage: Callable[[Path], None], expect: str) -> None:
+        folder = tmp_path / name
+        shutil.copytree(made, folder)
+        damage(folder)
+        proc = cli("run", "--no-progress", "--resume", "--out", str(folder))
+        assert proc.returncode == 2, (name, proc.stderr)
+        error = next(line for line in proc.stderr.splitlines() if line.startswith("error: "))
+        assert str(folder) in error and expect in error, (name, proc.stderr)
+
+    def old_schema(folder: Path) -> None:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        (folder / "manifest.json").write_text(json.dumps({**manifest, "schema": 2}))
+
+    def corrupt_records(folder: Path) -> None:
+        lines = (folder / "records.jsonl").read_text().splitlines()
+        (folder / "records.jsonl").write_text("\n".join(["{torn", *lines]) + "\n")
+
+    refused("schema", old_schema, "schema: records have 2")
+    refused("manifest", lambda f: (f / "manifest.json").write_text('{"run_id": '), "unreadable manifest")
+    refused("records", corrupt_records, "corrupt record")
+    original = data.read_text()
+    data.write_text(original.splitlines()[1] + "\n")  # another first instance
+    refused("dataset", lambda f: None, "dataset_hash")
+    data.unlink()
+    refused("gone", lambda f: None, f"{data}: cannot read")
 
 
 def test_run_skip_invalid_counts_and_runs_the_rest(tmp_path: Path) -> None:

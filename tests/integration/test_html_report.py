@@ -530,3 +530,11 @@ def test_table_iii_marks_the_top_and_bottom_three_like_the_paper() -> None:
     # four models: two each side never meet; an undefined value is never marked
     four = extremes({"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0, "e": None})
     assert four == {"a": "best", "b": "best", "c": "worst", "d": "worst", "e": ""}
+    # every model ties: no mark at all (a mark would say nothing), and the legend says so
+    assert set(extremes({"a": 0.5, "b": 0.5, "c": 0.5, "d": None}).values()) == {""}
+
+
+def test_table_iii_legend_says_an_all_tied_column_is_unmarked(tmp_path: Path) -> None:
+    config = RunConfig(candidates=["sim:0.3", "sim:0.8"], feedback="rules", turns=1, concurrency=8)
+    records, _ = read_records(offline_sweep(tmp_path, config, 1))
+    assert "a column whose values are all equal is not marked" in render_markdown(build_report(records))

@@ -90,3 +90,24 @@ async def test_bad_limit_options_and_codeforces_are_refused(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="own time limit"):
         await import_dataset("codeforces", [DATA / "codeforces.jsonl"], tmp_path / "o.jsonl",
                              ImportOptions(derive_limits=True))
+
+
+async def test_jsonl_counts_the_tests_it_wrote_and_names_the_rows_it_left_out(
+        tmp_path: Path, pool: SandboxPool) -> None:
+    """An instance left out while timed (its reference fails a test) is not in the
+    ``tests`` count, and the report says where it was (file:line)."""
+    import msgspec
+
+    kept, broken = read_instances(FIXTURES).instances[:2]
+    wrong = msgspec.structs.replace(broken.tests[0], expected=["not", "this"])
+    broken = msgspec.structs.replace(broken, tests=[wrong, *broken.tests[1:]])
+    src = tmp_path / "src.jsonl"
+    write_instances(src, [kept, broken])
+    out = tmp_path / "out.jsonl"
+    report = await import_dataset("jsonl", [src], out,
+                                  ImportOptions(derive_limits=True, time_floor=0.5, time_runs=1), pool=pool)
+    written = read_instances(out).instances
+    assert [i.id for i in written] == [kept.id] and report.imported == 1
+    assert report.counts["tests"] == sum(len(i.tests) for i in written) == len(kept.tests)
+    assert report.skipped == {"reference fails a test while timed": 1}
+    assert f"reference fails a test while timed: {src}:2: {broken.id}" in report.summary()

@@ -483,6 +483,7 @@ async def test_jsonl_validates_and_normalises(tmp_path: Path) -> None:
         f"{a}:3: field 'tests': no hidden tests",
         f"{a}:4: not valid JSON (JSON is malformed: invalid character (byte 4))",
     ]
+    assert f"duplicate instance id: {b}:1: 'x' (also at {a}:1)" in report.problems
     assert out.read_bytes() == msgspec.json.encode(good) + b"\n"
     again = await import_dataset("jsonl", [out], tmp_path / "again.jsonl")
     assert again.skipped == {} and (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()

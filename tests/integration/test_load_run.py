@@ -133,3 +133,27 @@ def test_export_tables_come_from_every_record_of_every_setting(folders: tuple[Pa
     assert len(tables["turns"]) == len(every) - len(tables["episodes"])
     assert {row["setting"] for row in tables["metrics"]} == set(sweep.settings)
     assert {row["model"] for row in tables["turns"]} == {"sim:0.3", "sim:0.8"}  # not renamed
+
+
+def test_a_killed_run_counts_its_planned_and_started_episodes_as_unfinished(
+        folders: tuple[Path, Path], tmp_path: Path) -> None:
+    """SIGKILL leaves an episode started (turns, no end record) and others never started
+    (no record at all): both are unfinished, though the records alone show only the first."""
+    import shutil
+
+    run_dir, _ = folders
+    killed = tmp_path / "killed"
+    shutil.copytree(run_dir, killed)
+    lines = (killed / "records.jsonl").read_text().splitlines()
+    decoded = [json.loads(line) for line in lines]
+    episodes = list(dict.fromkeys(d["episode_id"] for d in decoded))
+    started, never = episodes[0], episodes[1]
+    kept = [line for line, d in zip(lines, decoded, strict=True)
+            if d["episode_id"] != never and not (d["episode_id"] == started and d["kind"] == "episode")]
+    (killed / "records.jsonl").write_text("\n".join(kept) + "\n")
+    assert _report_json(str(killed))["unfinished"] == 2
+    assert "0 errored, 2 unfinished" in _cli("report", str(killed))
+    assert "2 unfinished" in _cli("report", str(killed), "--markdown")
+    run = pairbench_async.load_run(killed)
+    assert run.completeness.planned == 8 and run.completeness.finished == 6
+    assert run.unfinished() == run.leaderboard().unfinished == 2

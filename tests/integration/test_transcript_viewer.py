@@ -207,3 +207,37 @@ async def test_filter_search_sort_and_open_an_episode_in_headless_chromium(
         assert b.errors == [], b.errors
     ends = [r for r in records if isinstance(r, EpisodeRecord)]
     assert len(ends) == total
+
+
+async def test_a_sweeps_viewer_holds_every_setting_labelled(tmp_path: Path) -> None:
+    """``report SWEEP --viewer``: every setting's episodes, each labelled with its setting
+    (a column and a filter, in the sweep's order), not only the main setting's."""
+    sweep, page = tmp_path / "sweep", tmp_path / "sweep.html"
+    _cli("run", "--no-progress", "-q", "--limit", "2", "--candidate", "sim:0.3", "sim:0.8",
+         "--sweep", "turns=2,1", "--out", str(sweep))
+    _cli("report", str(sweep), "--viewer", str(page))
+    settings = ["turns=2", "turns=1"]
+    per_setting = {name: len({r.episode_id for r in read_records(sweep / name)[0]}) for name in settings}
+    assert all(per_setting.values())
+    index = msgspec.json.decode(re.search(r'id="tx-index">(.*?)</script>', page.read_text())[1])  # type: ignore[index]
+    assert {name: sum(1 for row in index if row["setting"] == name) for name in settings} == per_setting
+    async with Browser(tmp_path) as b:
+        await b.open(page.resolve().as_uri())
+        rows = "[...document.querySelectorAll('#rows tr')]"
+        assert await b.js(f"{rows}.length") == sum(per_setting.values())
+        assert await b.js("[...document.querySelectorAll('#f-setting option')].map((o) => o.value)") == ["", *settings]
+        assert await b.js("document.getElementById('l-setting').offsetParent !== null")
+        assert await b.js("document.querySelector('thead th').textContent") == "Setting"
+        await b.choose("#f-setting", "turns=1")
+        cells = await b.js(f"{rows}.map((tr) => tr.children[0].textContent)")
+        assert cells == ["turns=1"] * per_setting["turns=1"]
+        await b.click("#rows tr")
+        await b.settle()
+        assert (await b.js("document.querySelector('#detail h2').textContent")).startswith("turns=1 · ")
+        assert b.errors == [], b.errors
+    # a single run's page has no setting column
+    _cli("report", str(sweep / "turns=1"), "--viewer", str(tmp_path / "run.html"))
+    async with Browser(tmp_path) as b:
+        await b.open((tmp_path / "run.html").resolve().as_uri())
+        assert await b.js("document.querySelector('thead th').textContent") == "Instance"
+        assert await b.js("document.getElementById('l-setting').offsetParent") is None

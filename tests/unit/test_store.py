@@ -73,10 +73,11 @@ def test_corruption_in_the_middle_is_an_error(tmp_path: Path) -> None:
 def test_manifest_atomic_and_resume_mismatch_names_the_differences(tmp_path: Path) -> None:
     write_manifest(tmp_path, manifest())
     assert read_manifest(tmp_path) == manifest()
-    check_resume(manifest(), manifest(created="later", run_id="x"))
+    check_resume(manifest(), manifest(created="later", run_id="x"), where=tmp_path)
     with pytest.raises(ResumeMismatch) as err:
-        check_resume(manifest(), manifest(seed=1, params={"turns": 5}))
+        check_resume(manifest(), manifest(seed=1, params={"turns": 5}), where=tmp_path)
     assert "seed" in str(err.value) and "params" in str(err.value)
+    assert str(err.value).startswith(f"cannot resume {tmp_path}: ")
     assert not list(tmp_path.glob(".manifest.*"))
 
 
@@ -123,4 +124,4 @@ def test_a_run_of_another_record_schema_never_resumes(tmp_path: Path) -> None:
     old = read_manifest(tmp_path)
     assert old is not None and old.schema == 2
     with pytest.raises(ResumeMismatch, match="schema: records have 2"):
-        check_resume(old, new)
+        check_resume(old, new, where=tmp_path)

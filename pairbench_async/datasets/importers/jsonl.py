@@ -28,29 +28,30 @@ __all__ = ["import_jsonl"]
 
 async def import_jsonl(sources: Sequence[str], options: ImportOptions, pool: SandboxPool,
                        report: ImportReport) -> list[Instance]:
-    """Read, check and re-encode native instances (``options`` and ``pool`` are unused)."""
+    """Read, check and re-encode native instances (``options`` and ``pool`` are unused
+    unless ``derive_limits``). The ``tests`` count is of the instances kept."""
     instances: list[Instance] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # instance id -> file:line
     for path in sources:
         read = read_instances(path, skip_invalid=True)  # an unreadable file still raises
         report.rows += len(read.instances) + len(read.skipped)
         for message in read.skipped:
             report.skip(MALFORMED, message)
-        for inst in read.instances:
+        for inst, where in zip(read.instances, read.where, strict=True):
             if inst.id in seen:
                 report.skip("duplicate instance id",
-                            f"{path}: {inst.id!r} (also in {seen[inst.id]})")
+                            f"{where}: {inst.id!r} (also at {seen[inst.id]})")
                 continue
-            seen[inst.id] = path
+            seen[inst.id] = where
             instances.append(inst)
-    report.count("tests", sum(len(i.tests) for i in instances))
     if options.derive_limits:
-        instances = await _derive(instances, options, pool, report)
+        instances = await _derive(instances, seen, options, pool, report)
+    report.count("tests", sum(len(i.tests) for i in instances))
     return instances
 
 
-async def _derive(instances: list[Instance], options: ImportOptions, pool: SandboxPool,
-                  report: ImportReport) -> list[Instance]:
+async def _derive(instances: list[Instance], where: dict[str, str], options: ImportOptions,
+                  pool: SandboxPool, report: ImportReport) -> list[Instance]:
     """Each test's limit from its reference's time; each instance's own limit is the cap.
     An instance whose reference fails a test is left out (its time means nothing)."""
     await pool.start()
@@ -60,7 +61,7 @@ async def _derive(instances: list[Instance], options: ImportOptions, pool: Sandb
     kept: list[Instance] = []
     for inst, ref_ms in zip(instances, timings, strict=True):
         if ref_ms is None:
-            report.skip("reference fails a test while timed", inst.id)
+            report.skip("reference fails a test while timed", f"{where[inst.id]}: {inst.id}")
             continue
         tests = with_limits(inst.tests, ref_ms, options.time_floor, options.time_factor,
                             inst.time_limit)

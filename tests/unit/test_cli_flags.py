@@ -1,0 +1,43 @@
+"""The command line takes flags only as spelled: an abbreviation is refused, since a
+typo (``--concur``) would otherwise silently mean another flag (``--concurrency``)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from pairbench_async.cli.main import _parser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return {name: sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name, sub in action.choices.items()}
+
+
+def test_every_parser_refuses_abbreviations() -> None:
+    parser = _parser()
+    subs = _subparsers(parser)
+    assert {"run", "report", "import", "exec", "export"} <= set(subs)
+    assert not parser.allow_abbrev
+    assert [name for name, sub in subs.items() if sub.allow_abbrev] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["run", "--concur", "4"], "--concur"),
+        (["report", "runs/x", "--with-test"], "--with-test"),
+        (["import", "jsonl", "a.jsonl", "--ou", "b.jsonl"], "--ou"),
+    ],
+)
+def test_an_abbreviated_flag_is_an_error(argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        _parser().parse_args(argv)
+    assert exc.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_the_full_spelling_still_parses() -> None:
+    args = _parser().parse_args(["run", "--concurrency", "4", "--no-progress"])
+    assert args.concurrency == 4
