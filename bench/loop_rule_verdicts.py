@@ -1,6 +1,7 @@
 """How the loop rule changes per-test verdicts, measured on real sets.
 
     python -m bench.loop_rule_verdicts [--humaneval he.jsonl] [--feedbackeval fe.jsonl]
+                                       [--floor S] [--probe S]
 
 For every instance file (as `pairbench import` wrote it), runs each program the set
 holds (humaneval: the reference, i.e. HumanEval's canonical solutions; feedbackeval: the
@@ -32,12 +33,14 @@ from pairbench_async.sandbox.pool import SandboxPool
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def measure(name: str, insts: list[Instance], source_of: str, workers: int) -> dict:
-    config = SandboxConfig(workers=workers)
+async def measure(name: str, insts: list[Instance], source_of: str, workers: int,
+                  floor: float | None = None, probe: float | None = None) -> dict:
+    tuned = {k: v for k, v in (("loop_floor", floor), ("loop_probe", probe)) if v is not None}
+    config = SandboxConfig(workers=workers, **tuned)
     rule = LoopRule(config.loop_factor, config.loop_floor, config.loop_probe)
     programs = [(i, i.reference if source_of == "reference" else i.buggy) for i in insts]
     t0 = time.perf_counter()
-    async with SandboxPool(workers=workers) as pool:
+    async with SandboxPool(config) as pool:
         ruled = await asyncio.gather(*(
             pool.run(i.program(src), i.tests, i.limits, checker=i.checker) for i, src in programs))
     t_rule = time.perf_counter() - t0
@@ -47,7 +50,7 @@ async def measure(name: str, insts: list[Instance], source_of: str, workers: int
         if tle:
             again.append((inst, src, tle))
     t0 = time.perf_counter()
-    async with SandboxPool(workers=workers, loop_factor=0) as pool:
+    async with SandboxPool(config, loop_factor=0) as pool:
         full = await asyncio.gather(*(
             pool.run(inst.program(src), [inst.tests[k] for k in ks], inst.limits,
                      checker=inst.checker) for inst, src, ks in again))
@@ -83,15 +86,18 @@ def main() -> None:
     ap.add_argument("--humaneval", type=Path, default=ROOT / ".data" / "peer" / "humaneval.jsonl")
     ap.add_argument("--feedbackeval", type=Path, default=ROOT / ".data" / "fe.jsonl")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--floor", type=float, default=None, help="loop_floor (s; default: the pool's)")
+    ap.add_argument("--probe", type=float, default=None, help="loop_probe (s; default: the pool's)")
     args = ap.parse_args()
+    tuned = (args.floor, args.probe)
     if args.humaneval.exists():
         asyncio.run(measure("humaneval canonical", read_instances(args.humaneval).instances,
-                            "reference", args.workers))
+                            "reference", args.workers, *tuned))
     else:
         print(f"skipped: {args.humaneval} (python -m bench.peer_humaneval imports it)")
     if args.feedbackeval.exists():
         asyncio.run(measure("feedbackeval erroneous", read_instances(args.feedbackeval).instances,
-                            "buggy", args.workers))
+                            "buggy", args.workers, *tuned))
     else:
         print(f"skipped: {args.feedbackeval} (pairbench import feedbackeval "
               "HumanEval_feedback.jsonl --humaneval HumanEval.jsonl.gz --out it)")
