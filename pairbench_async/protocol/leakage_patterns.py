@@ -256,7 +256,7 @@ def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
 _CONSTRUCT: Final = (
     r"(?:check|test|condition|comparison|update|increment|decrement|initiali[sz]ation|assignment|computation|"
     r"calculation|formula|expression|call|guard|branch|loop|statement|header|clause|sort|search|traversal|"
-    r"recursion|lookup|append|fill|built-?in)"
+    r"recursion|lookup|append|fill|built-?in|print|literal|division|slice|slicing)"
 )
 #: a data structure of the program: one of the input's words too ("the list"), so only placed or owned
 _STRUCTURE_NOUN: Final = r"(?:table|list|array|dictionary|dict|map|set|stack|queue|counter|accumulator|offsets|buffer)"
@@ -275,7 +275,7 @@ _POINTED: Final = (
     r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+|wrong\s+(?:tool|choice|call|one))|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
     r"to\s+blame|responsible))\b|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+to\s+(?:look|examine|"
     r"check|inspect|focus|start|watch)\b|\b(?:sits|lies|hides)\b|\bgoes\s+wrong\b|\blook\s+(?:at|into)\b|"
-    r"\bfocus\s+on\b)"
+    r"\bfocus\s+on\b|\bwhere\s+to\s+(?:look|start|search|dig)\b|\b(?:inspect|examine|scrutini[sz]e|suspect)\b)"
 )
 _PLACED: Final = re.compile(
     rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
@@ -424,8 +424,9 @@ _DIRECTION: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
-#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print"
-_CLAUSES: Final = re.compile(r",\s*|:\s*")
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
+#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8)
+_CLAUSES: Final = re.compile(r",\s*|:\s*|\s+[-–—]+\s+")
 _LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
 #: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
 #: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
@@ -436,8 +437,10 @@ _FINITE: Final = frozenset("is are was were has have had seems seem looks appear
 
 #: words that open a verb's object (the verb is an instruction then)
 _OBJECT_LEAD: Final = frozenset("the a an each every all both its their this that these those it them".split())
-#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out")
-_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out".split())
+#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out"); a degree
+#: word makes it a noun with its adjective ("Output too large on ...", revision 8)
+_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out "
+                               "too very slightly much far".split())
 
 
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
@@ -484,6 +487,13 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     return words[0]
 
 
+#: what comes right before a repair word that makes it part of a description: a relative clause with
+#: its own subject ("the half that the division should keep is thrown away") or the program's choice
+#: ("the condition that decides whether to replace best"): neither asks the programmer for a change (revision 8)
+_DESCRIBED_CHOICE: Final = re.compile(
+    r"(?:\b(?:that|which)\s+(?:the|its|this|each|every)\s+[\w-]+\s+|\bwhether\s+(?:or\s+not\s+)?to\s+)$", re.I)
+
+
 def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
@@ -498,7 +508,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break
-    found = _DIRECTION.search(hint)
+    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())), None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons

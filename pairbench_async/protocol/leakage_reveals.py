@@ -142,7 +142,11 @@ _INPUT_PATTERNS: Final = (
     # k = 1": a one-letter input given a value (issue 24, round 3)
     re.compile(rf"\b(?:on|for|given)\s+(?:(?:the|some|such|these|those|any|all)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*s\s+"
                rf"(?:with|containing|having|that\s+(?:have|contain|include))\s+(?:[\w-]+\s+){{0,2}}?{_FEATURE}\b", re.I),
-    re.compile(r"\b(?:with|for|given|when|if)\s+[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)", re.I),
+    # a one-letter input given a value anywhere ("Look at n = 36 or n = 49"): an input named by its value is a
+    # member of the class of failing inputs, whatever preposition introduces it (revision 8)
+    re.compile(r"(?<![\w.\[(])[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)(?!\s*[\])])", re.I),
+    # inputs given by example: "in years like 1900 or 2100", "numbers such as -3" (revision 8)
+    re.compile(r"\b[a-z][\w-]*s\s+(?:like|such\s+as)\s+[\"'\d-]", re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -297,7 +301,7 @@ _HELD: Final = (
     r"minimum|max|min|best|position|index|history|memory|frequenc\w*|occurrences|value\s+of|values\s+seen|"
     r"precision|accuracy|(?:the\s+|its\s+)?(?:rest|remainder)\s+of\s+(?:the|its)|(?:the\s+|its\s+)?(?:low|lower|last|"
     r"trailing|extra)\s+(?:digits|bits)|"
-    r"what\s+it|which|how\s+many|its\s+\w+|the\s+(?:count|counter|sum|total|information|state|running|"
+    r"what\s+it|which|how\s+many|its\s+\w+|where\s+(?:the|it|its)\b|what\s+(?:the|its)\b|the\s+(?:count|counter|sum|total|information|state|running|"
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
 _STATE_PATTERNS: Final = (
@@ -310,8 +314,7 @@ _STATE_PATTERNS: Final = (
     re.compile(r"\brunning\s+(?:total|sum|count|maximum|minimum|max|min|product|value|balance|best)\b|"
                r"\bso\s+far\b|\b(?:across|between|over|from\s+one)\s+(?:the\s+)?(?:loop\s+)?iterations?\b|"
                r"\balready\s+(?:seen|visited|reached|processed|counted|used|handled|met|added)\b|"
-               r"\b(?:information|info|bookkeeping)\s+(?:about|on|of)\b|\bhow\s+many\s+times\b|"
-               r"\bnumber\s+of\s+times\b|\bvisited\s+(?:nodes|cells|states|vertices|positions)\b|"
+               r"\b(?:information|info|bookkeeping)\s+(?:about|on|of)\b|\bvisited\s+(?:nodes|cells|states|vertices|positions)\b|"
                r"\b(?:previous(?:ly)?|earlier|prior)\s+(?:seen|values?|elements?|items?|state|results?|counts?|sums?)\b|"
                r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
                r"solution's|internal)\s+state\b", re.I),
@@ -343,7 +346,18 @@ _STATE_PATTERNS: Final = (
     # what the program's data still holds: "the cleaned-up text that ends up being compared still has
     # the punctuation in it" (issue 24, round 3; of the output it is the symptom: see state_reasons)
     re.compile(r"\b(?:compared|stored|kept|built|computed|cleaned|processed|used|checked|saved|held)\b[^.;!?]{0,40}?"
-               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b", re.I),
+               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b|"
+               # "the month lengths you add up still give February 29 days": what the values the program
+               # works with still hold (revision 8)
+               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
+               r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b", re.I),
+    # a value the program holds on to: "the count of the last run is held onto but never ...", "only holds on
+    # to the top two values" (revision 8)
+    re.compile(r"\b(?:held|holds?|holding|hangs?|hanging|hung|kept|keeps?|keeping)\s+on(?:to|\s+to)\b", re.I),
+    # the same loss in the passive: "the half the division should keep is thrown away", "the last run is lost"
+    # (revision 8; of the output it is the symptom: see _LOST)
+    _LOST := re.compile(r"\b(?:is|are|was|were|gets?|got|being)\s+(?:\w+\s+)?(?:thrown\s+away|discarded|lost|"
+                        r"overwritten|forgotten|wiped(?:\s+out)?)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -356,9 +370,6 @@ _STATE_PATTERNS: Final = (
                r"\bthe\s+(?:program|solution|code)\s+(?:holds|keeps|stores|works\s+with|remembers|maintains|"
                r"carries)\b|\bstale\b|\bnever\s+carries\b", re.I),
 )
-#: "occur a different number of times": the count describes the input (an input pattern), not state
-_INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|repeat|repeats)\b[^,.;:!?]{0,30}$",
-                                 re.I)
 #: the cause, told through what the solution does (L3's "internal reasoning")
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
@@ -371,11 +382,17 @@ _CAUSE: Final = re.compile(
 )
 
 
+def _of_output(hint: str, found: re.Match[str]) -> bool:
+    """Whether the clause of ``found`` is about the output ("some lines of the output are lost"): the
+    symptom, not what the program fails to keep. Only its subject counts ("... is thrown away before
+    printing" is still the program's loss)."""
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    return bool(_OUTPUT_CUE.search(hint, start, found.start()))
+
+
 def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = next((m for m in pattern.finditer(hint)
-                      if not (re.match(r"(?:how\s+many|number\s+of)\s+times", m.group(), re.I)
-                              and _INPUT_COUNT.search(hint[: m.start()]))), None)
+        found = next((m for m in pattern.finditer(hint) if not (pattern is _LOST and _of_output(hint, m))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -401,7 +418,7 @@ _CONCEPT_PATTERNS: Final = (
     re.compile(r"\b(?:counts?|counted|treats?|treated|considers?|considered|regards?|sees)\s+[^.;:!?]{0,40}?\bas\s+"
                r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
-               r"\bcounts?\s+as\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated|regarded|considered|seen)\s+as\b|"
+               r"\bcounts?\s+as\b|\b(?:is|are)\s+to\s+be\s+(?:treated|regarded|considered|seen)\s+as\b|"
                r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
                r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
@@ -419,12 +436,13 @@ _CONCEPT_PATTERNS: Final = (
                re.I),
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
     re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
-               r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
-               r"is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
-               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
-               r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
+               r"repetition|duplicates?|sequence)\s+(?:matters|counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|"
+               r"doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
+               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|"
+               r"counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|"
+               r"\bplays\s+no\s+role\b|\bmatters(?=\s*(?:[,.;:!?)]|$))|\bin\s+both\s+directions\b|"
                r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
-               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?only\s+(?:if|when)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
@@ -491,7 +509,7 @@ _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|
 #: it must not be about the program, its state or its output ("The solution records the first
 #: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
 _CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
-                              r"the|a|an)\b", re.I)
+                              r"two|three|four|twice|the|a|an)\b", re.I)
 _PROGRAM_CLAUSE: Final = re.compile(
     r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
     r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
