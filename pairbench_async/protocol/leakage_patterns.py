@@ -432,7 +432,11 @@ _LEAD: Final = frozenset("and then so just simply also first instead finally onl
 #: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
 _FINITE: Final = frozenset("is are was were has have had seems seem looks appears does do did can will "
                            "would pass passes fail fails print prints give gives come comes stay stays "
-                           "contain contains".split())
+                           "contain contains exceed exceeds differ differs".split())
+#: words that open a clause of their own inside an instruction ("Count values that are ...", "check for
+#: an empty list first and print EMPTY")
+_SUBORDINATE: Final = frozenset("that which who whose where when whenever if unless so because since until while "
+                                "it they there we you he she as than once before after and or then what how whether".split())
 
 
 #: words that open a verb's object (the verb is an instruction then)
@@ -466,6 +470,14 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
         len(words) == 2 or words[2].lower() in _FINITE or words[2].lower() in ("of", "and", "or", "to"))
     if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
         return None
+    # "Count values in the output are right": a bare noun after the verb and a finite verb later with no
+    # clause of its own in between make the opening words the sentence's subject (revision 8)
+    if len(words) > 2 and words[1].lower() not in (*_OBJECT_LEAD, "to") and words[1] not in names:
+        for word in words[2:]:
+            if word.lower() in _SUBORDINATE:
+                break
+            if word.lower() in _FINITE:
+                return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
         return None
