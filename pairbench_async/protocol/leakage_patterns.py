@@ -363,7 +363,11 @@ _CHANGED: Final = (
     r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
 _DIRECTION: Final = re.compile(
-    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
+    # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
+    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
+    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)|"
+    # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
+    r"\b(?:do\s+not|don['’]t|never)\s+forget\s+to\b|\bremember\s+to\b|"
     # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
     # "it's worth keeping" (issue 24, round 3)
     r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
@@ -447,6 +451,12 @@ _COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missin
                                "too very slightly much far".split())
 
 
+#: verbs that also ask the programmer to observe, not to change, when their object is the output or a test
+_OBSERVING: Final = frozenset("compare run test try trace start begin read".split())
+_OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?|tests?|test\s+cases?|examples?|"
+                              r"samples?|inputs?)\b", re.IGNORECASE)
+
+
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
     program's identifiers, which after the verb are its object: "reset fails so ...")."""
@@ -488,6 +498,9 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
     if len(words) > 1 and words[1].lower() in _COMPLEMENT:
         return None
+    # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
+    if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
+        return None
     # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
     if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):
         return None
@@ -520,7 +533,8 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break
-    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())), None)
+    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())),
+                 None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons

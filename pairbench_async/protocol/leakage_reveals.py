@@ -170,7 +170,8 @@ _DESCRIBED_INPUT: Final = re.compile(
 
 
 #: "too small", "one too high": a deviation from the expected output, the symptom itself
-_TOO: Final = re.compile(r"\btoo\s+\w+|\b(?:than|from)\s+(?:the\s+)?expected\b", re.I)
+_TOO: Final = re.compile(r"\btoo\s+\w+|\b(?:than|from)\s+(?:the\s+)?expected\b|"
+                         r"\bthan\s+(?:it|they|this|that)\s+(?:should|ought\s+to|must)\b", re.I)
 
 
 def _clauses(hint: str) -> list[str]:
@@ -283,7 +284,7 @@ def input_pattern_reasons(hint: str) -> list[str]:
                     "(reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
-        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group())
+        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(clause)
                 and not _ABSENT.search(found.group())):
             return [f"input_pattern: describes the failing input {_show(found.group())} "
                     "(reserved for L2 and above)"]
@@ -358,6 +359,11 @@ _STATE_PATTERNS: Final = (
     # (revision 8; of the output it is the symptom: see _LOST)
     _LOST := re.compile(r"\b(?:is|are|was|were|gets?|got|being)\s+(?:\w+\s+)?(?:thrown\s+away|discarded|lost|"
                         r"overwritten|forgotten|wiped(?:\s+out)?)\b", re.I),
+    # a held value that does not evolve over the run: "the tracked minimum stays at zero", "nodes keep their
+    # initial colour", "cur stays 0" (revision 8; "the output stays the same" is the symptom: see _of_output)
+    _STAYS := re.compile(r"\b(?:stays?|stayed|remains?|remained|keeps?|kept)\s+(?:at\s+)?(?:its|their)\s+(?:initial|"
+                         r"starting|original|default|first)\b|\b(?:stays?|stayed|remains?|remained)\s+(?:at\s+)?"
+                         r"(?:0|zero|-1|unchanged|empty|constant|fixed)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -392,7 +398,7 @@ def _of_output(hint: str, found: re.Match[str]) -> bool:
 
 def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = next((m for m in pattern.finditer(hint) if not (pattern is _LOST and _of_output(hint, m))), None)
+        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS) and _of_output(hint, m))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -408,7 +414,7 @@ def state_reasons(hint: str) -> list[str]:
 _NORM: Final = re.compile(
     r"(?<!\byou\s)(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)(?<!\bwhere\sit\s)(?<!\bthan\sit\s)"
     r"\b(?:must|needs?\s+to|has\s+to|have\s+to|should)\s+(?:always\s+|never\s+|only\s+|also\s+|still\s+|"
-    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])|distinguish|differentiate|consider|account\s+for|"
+    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])(?!\s*(?:[.,;:!?)]|$))|distinguish|differentiate|consider|account\s+for|"
     r"take\s+into\s+account|respect|satisfy|hold|remain|stay|treat|count|include|exclude|allow|cover|"
     r"show|contain|ignore|match|equal|depend|come|fall|belong|follow|preserve|obey|reflect)",
     re.I,
@@ -442,7 +448,8 @@ _CONCEPT_PATTERNS: Final = (
                r"counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|"
                r"\bplays\s+no\s+role\b|\bmatters(?=\s*(?:[,.;:!?)]|$))|\bin\s+both\s+directions\b|"
                r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
-               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?only\s+(?:if|when)\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
+               r"unless)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
