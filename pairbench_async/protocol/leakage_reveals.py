@@ -347,11 +347,17 @@ _STATE_PATTERNS: Final = (
     # what the program's data still holds: "the cleaned-up text that ends up being compared still has
     # the punctuation in it" (issue 24, round 3; of the output it is the symptom: see state_reasons)
     re.compile(r"\b(?:compared|stored|kept|built|computed|cleaned|processed|used|checked|saved|held)\b[^.;!?]{0,40}?"
-               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b|"
+               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps|attached|there|present|in\s+(?:it|them|place))\b|"
                # "the month lengths you add up still give February 29 days": what the values the program
                # works with still hold (revision 8)
                r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
-               r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b", re.I),
+               r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b|"
+               # "the set of letters the program checks against holds one letter too many"
+               r"\b(?:the\s+(?:program|solution|code)|it)\s+(?:only\s+)?[a-z]+(?:\s+(?:against|with|on|from|in|over|up))?"
+               r"\s+holds?\b", re.I),
+    # what the program's record takes in: "every value read goes into the total" (revision 8)
+    re.compile(r"\b(?:goes|go|went|gets\s+added|get\s+added|is\s+added|are\s+added)\s+(?:in)?to\s+the\s+"
+               r"(?:running\s+)?(?:total|sum|count|result|list|set|tally)\b", re.I),
     # a value the program holds on to: "the count of the last run is held onto but never ...", "only holds on
     # to the top two values" (revision 8)
     re.compile(r"\b(?:held|holds?|holding|hangs?|hanging|hung|kept|keeps?|keeping)\s+on(?:to|\s+to)\b", re.I),
@@ -361,6 +367,10 @@ _STATE_PATTERNS: Final = (
                         r"overwritten|forgotten|wiped(?:\s+out)?)\b", re.I),
     # a held value that does not evolve over the run: "the tracked minimum stays at zero", "nodes keep their
     # initial colour", "cur stays 0" (revision 8; "the output stays the same" is the symptom: see _of_output)
+    # where a held value starts: "cur starts from the wrong value", "the program starts counting from the
+    # second number" (revision 8; "the output starts with" is the symptom)
+    _STARTS := re.compile(r"\b(?:starts?|begins?|started|began)\s+(?:counting\s+)?(?:from|at|with)\s+(?:the\s+|a\s+)?"
+                          r"(?:wrong|second|zero|0|1|one)\b", re.I),
     _STAYS := re.compile(r"\b(?:stays?|stayed|remains?|remained|keeps?|kept)\s+(?:at\s+)?(?:its|their)\s+(?:initial|"
                          r"starting|original|default|first)\b|\b(?:stays?|stayed|remains?|remained)\s+(?:at\s+)?"
                          r"(?:0|zero|-1|unchanged|empty|constant|fixed)\b", re.I),
@@ -398,7 +408,7 @@ def _of_output(hint: str, found: re.Match[str]) -> bool:
 
 def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS) and _of_output(hint, m))), None)
+        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS, _STARTS) and _of_output(hint, m))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -426,10 +436,16 @@ _CONCEPT_PATTERNS: Final = (
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
                r"\bcounts?\s+as\b|\b(?:is|are)\s+to\s+be\s+(?:treated|regarded|considered|seen)\s+as\b|"
                r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
-               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
+               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b|"
+               # membership in what the problem asks for: "only values greater than zero belong to the sum",
+               # "zeros are not part of the requested total", "count toward the lock" (revision 8)
+               r"\b(?:belongs?|belonging)\s+(?:to|in)\b|\b(?:is|are)\s+(?:not\s+)?(?:a\s+)?part\s+of\b|"
+               r"\bcounts?\s+towards?\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
                r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
-               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b", re.I),
+               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b|"
+               # "each item can be packed at most once": the bound is the rule, whatever the verb (revision 8)
+               r"\b(?:at\s+most|no\s+more\s+than)\s+once\b", re.I),
     re.compile(r"\binvariants?\b|\bsymmetric\w*|\bcommut\w*|\b(?:modular|multiplicative)\s+inverse\b|"
                r"\binverse\s+of\b|\b(?:not|only)\s+valid\b|\binvalid\s+(?:after|when|for|on)\b|"
                r"\bstrictly\s+(?:smaller|less|greater|larger|below|above)\b|"
@@ -447,7 +463,7 @@ _CONCEPT_PATTERNS: Final = (
                r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|"
                r"counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|"
                r"\bplays\s+no\s+role\b|\bmatters(?=\s*(?:[,.;:!?)]|$))|\bin\s+both\s+directions\b|"
-               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
+               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:(?:defined|guaranteed|fixed|stable)\s+)?order\b|"
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
                r"unless)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
@@ -474,7 +490,7 @@ _CONCEPT_PATTERNS: Final = (
     # a constraint on two things at once: "Two equal values can never both sit in ..." (issue 24, round 3)
     re.compile(r"\b(?:can|could|may)(?:\s+not|\s+never|not|n['’]t)\s+both\b|\bnever\s+both\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
-               r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+               r"\b(?:can|may)(?:\s+never|\s+not|not|n['’]t)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
     # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
     # "the update ignores the arrival time", is L3's: issue 24, round 3)
     re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
