@@ -78,7 +78,7 @@ _FEATURE: Final = (
     r"(?:empty|blank|nothing\s+(?:at\s+all|to\s+(?:read|process))|no\s+(?:numbers|values|elements|items|input|"
     r"data|characters|letters|edges|lines|words)|single|only\s+one|just\s+one|one\s+(?:element|item|number|"
     r"value|character|letter|node|row|column|query|word|interval)|duplicat\w*|repeat\w*|repetitions?|"
-    r"more\s+than\s+once|twice|several\s+times|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:two|three|\d+)|"
+    r"more\s+than\s+once|twice|several\s+times|distinct|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:one|two|three|\d+)|"
     r"more\s+than\s+(?:one|two|\d+)\b(?!\s+(?:tests?|cases?|times))|multiple|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
     r"zeros?|positive|large|larger|huge|big|long|longer|maximum|minimum|maximal|minimal|small|tiny|short|"
     r"sorted|unsorted|reversed?|descending|ascending|decreasing|increasing|odd|even|"
@@ -147,6 +147,9 @@ _INPUT_PATTERNS: Final = (
     re.compile(r"(?<![\w.\[(])[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)(?!\s*[\])])", re.I),
     # inputs given by example: "in years like 1900 or 2100", "numbers such as -3" (revision 8)
     re.compile(r"\b[a-z][\w-]*s\s+(?:like|such\s+as)\s+[\"'\d-]", re.I),
+    # "all inputs except the 1 x 1 grids": the failing inputs picked out by their exception (revision 8)
+    re.compile(rf"\b(?:all|every|any|each)\s+(?:other\s+)?(?:[\w-]+\s+)?{_INPUT_NOUN}\s+(?:except|but|other\s+than|apart\s+from)\b",
+               re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -190,7 +193,9 @@ _ABOUT_PROGRAM: Final = re.compile(
 _RESTRICTED: Final = re.compile(
     r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
     r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
-    r"that\s+(?:have|has|contain|include|hold|end|start|begin)|having|containing)\s+(?P<clause>[^,.;:!?]{3,})",
+    # "for withdrawals that take the account down to zero": any verb of a subject relative clause (revision 8)
+    r"that\s+(?!(?:the|your|it|you|we|they|is|are|was|were|should|must|would|will|can|could)\b)[a-z]+|having|"
+    r"containing)\s+(?P<clause>[^,.;:!?]{3,})",
     re.I,
 )
 #: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
@@ -225,7 +230,8 @@ _ONCE: Final = re.compile(
 _ABSENT: Final = re.compile(r"\b(?:missing|absent|lost|dropped|skipped|omitted|left\s+out|gone)\b", re.I)
 #: "People who are exactly 18": an input picked out by a bound in a relative clause
 _WHO_BOUND: Final = re.compile(
-    r"\b[a-z][\w-]*s\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+(?:exactly|over|under|below|above|"
+    r"\b(?:[a-z][\w-]*s|people|children|men|women)\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+"
+    r"(?:exactly|over|under|below|above|"
     r"at\s+least|at\s+most|(?:less|more|greater|fewer|older|younger|larger|smaller)\s+than)\s+-?\d", re.I)
 
 
