@@ -349,7 +349,7 @@ _REPAIR_VERBS: Final = frozenset(
     "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
     "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
     "dequeue relax bring put place rename undo redo wrap mod tighten loosen widen narrow shorten lengthen "
-    "flush tack attach dedupe deduplicate protect".split()
+    "flush tack attach dedupe deduplicate protect lower raise align right-align left-align indent".split()
 )
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
