@@ -45,6 +45,14 @@ expression asked for ("it needs lo <= x", "should be (a - 1) // k") are directio
 YES" describes; an operator patch is code at a sentence's start too; one-letter inputs given
 values ("n = 2, k = 1 fails") are no statement line.
 
+Revision 8: a spaced dash opens an imperative clause ("too permissive - make it strict"); an opening
+verb followed by a degree word ("Output too large") or by a bare noun and a finite verb in the same
+clause ("Count values in the output are right") is a subject, not an instruction; compare/run/test
+with the output or a test as object observes the symptom; "you can see/notice" perceives it; a repair
+word in a relative clause with its own subject ("the half that the division should keep") or after
+"whether to" describes; "don't forget to", "remember to", lower/raise/align are instructions. A
+pointing verb ("inspect", "suspect", "where to look") places print, literal, division and slice too.
+
 Pure: no I/O.
 """
 

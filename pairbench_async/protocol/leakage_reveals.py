@@ -18,7 +18,7 @@ scenario". So (:mod:`.boundaries`):
   verb ("does not keep/track/record/update", "fails to remember"), losing or
   overwriting or resetting what it holds ("loses track", "forgets", "overwrites the
   count"), state words ("running total", "so far", "already seen", "across
-  iterations", "how many times"); or it explains the cause through the solution
+  iterations"); or it explains the cause through the solution
   ("because the program ..."), which Section IV-B says is where L3 starts: "L3
   identifies the missing state ..., moving from external behavior to internal
   reasoning".
@@ -49,6 +49,15 @@ symptom (Table II's own L1 example), "ignores" is a concept only of a fact ("ign
 Revision 7: any plural noun with a feature ("for phrases with spaces"), "with k = 1", a condition
 placed "in the input"; what compared data "still has"; "can never both"; not a classification
 told of the program's own count, index or list.
+Revision 8 (fresh14, an outside reviewer's set, and the false positives over every set): an input
+named by its value anywhere ("Look at n = 36") or by example ("years like 1900"), a subject relative
+clause with any verb ("withdrawals that take the account down to zero"), "all inputs except ...";
+state as forgetting where/what, holding on to a value, its passive loss ("is thrown away"), a value
+that stays at zero or keeps its initial value, where it starts ("cur starts from the wrong value"),
+what the program's values still give or hold, what goes into its total; "how many times" alone is a
+count word, not state; a concept as membership ("belongs to the sum", "is not part of the total"),
+"at most once" with any verb, "are leap years only when/unless", ", not two", "... matters.", "has
+no order"; not a passive "is treated as" (the program's doing described) nor "X counts <object>".
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
@@ -443,13 +452,15 @@ _CONCEPT_PATTERNS: Final = (
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
                r"\bcounts?\s+as\b|\b(?:is|are)\s+to\s+be\s+(?:treated|regarded|considered|seen)\s+as\b|"
                r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
-               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b|"
-               # membership in what the problem asks for: "only values greater than zero belong to the sum",
-               # "zeros are not part of the requested total", "count toward the lock" (revision 8)
-               r"\b(?:belongs?|belonging)\s+(?:to|in)\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|outputs?|expected))|"
-               r"\b(?:is|are)\s+(?:not\s+)?(?:a\s+)?part\s+of\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|"
-               r"outputs?|expected))|"
-               r"\bcounts?\s+towards?\b", re.I),
+               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
+    # membership in what the problem asks for: "only values greater than zero belong to the sum",
+    # "zeros are not part of the requested total", "count toward the lock" (revision 8; of the tests or
+    # the output it is the symptom, and in a wh-clause, "keep account of which items belong in the
+    # result", it is what the program tracks: see _tracked)
+    _MEMBERSHIP := re.compile(
+        r"\b(?:belongs?|belonging)\s+(?:to|in)\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|outputs?|expected))|"
+        r"\b(?:is|are)\s+(?:not\s+)?(?:a\s+)?part\s+of\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|"
+        r"outputs?|expected))|\bcounts?\s+towards?\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
                r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
                r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b|"
@@ -563,6 +574,16 @@ def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
     return bool(_MULTIPLE.search(found.group()) and _HEDGE.search(hint[start: found.start()]))
 
 
+#: "which items", "what values", "whether a word": a wh-clause a membership is embedded in
+_WH_BEFORE: Final = re.compile(r"\b(?:which|what|whether|how\s+many)\s+(?:[\w-]+\s+){0,3}$", re.I)
+
+
+def _tracked(hint: str, found: re.Match[str]) -> bool:
+    """Whether a membership is embedded in a wh-clause ("keeps account of which items belong in the
+    result"): what the program tracks (L3), not the problem's rule."""
+    return bool(_WH_BEFORE.search(hint, 0, found.start()))
+
+
 def _contrast(hint: str) -> re.Match[str] | None:
     for found in _CONTRAST.finditer(hint):
         start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
@@ -585,6 +606,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
                       and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not _guessed_multiplicity(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
