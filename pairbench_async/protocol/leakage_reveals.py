@@ -153,7 +153,9 @@ _INPUT_PATTERNS: Final = (
                rf"(?:with|containing|having|that\s+(?:have|contain|include))\s+(?:[\w-]+\s+){{0,2}}?{_FEATURE}\b", re.I),
     # a one-letter input given a value anywhere ("Look at n = 36 or n = 49"): an input named by its value is a
     # member of the class of failing inputs, whatever preposition introduces it (revision 8)
-    re.compile(r"(?<![\w.\[(])[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)(?!\s*[\])])", re.I),
+    # (not a value of the output: "the output n = 4 is one too many")
+    re.compile(r"(?<!output\s)(?<!outputs\s)(?<!prints\s)(?<!printed\s)(?<!answer\s)(?<!result\s)(?<!returns\s)"
+               r"(?<![\w.\[(])[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)(?!\s*[\])])", re.I),
     # inputs given by example: "in years like 1900 or 2100", "numbers such as -3" (revision 8)
     re.compile(r"\b[a-z][\w-]*s\s+(?:like|such\s+as)\s+[\"'\d-]", re.I),
     # "all inputs except the 1 x 1 grids": the failing inputs picked out by their exception (revision 8)
