@@ -527,6 +527,12 @@ _DESCRIBED_CHOICE: Final = re.compile(
     r"(?:\b(?:that|which)\s+(?:the|its|this|each|every)\s+[\w-]+\s+|\bwhether\s+(?:or\s+not\s+)?to\s+)$", re.I)
 
 
+#: "the solution subtracts the distance instead of adding it": what the program does, told against what it
+#: should, describes it (state, L3), it does not ask for the change (revision 8)
+_PROGRAM_DOES: Final = re.compile(r"\b(?:the\s+(?:solution|program|code|loop|function)|it)\s+(?:\w+ly\s+)?[a-z]+s\b"
+                                  r"[^.;:!?]*$", re.I)
+
+
 def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
@@ -541,7 +547,8 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break
-    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())),
+    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
+                  and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
                  None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
