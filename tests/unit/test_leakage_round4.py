@@ -43,7 +43,7 @@ def test_membership_in_what_the_problem_asks_for_is_a_concept() -> None:
     assert rules("Each value may be added at most once.", 3) == {"concept"}
     # in a wh-clause it is what the program tracks (the rules model's own L3 wording); of the tests, no rule
     assert rules("The solution does not keep exact account of which items belong in the result.", 3) == set()
-    assert rules("The failing test is part of the hidden set; its printed sum is too large.", 1) == set()
+    assert rules("The failing test is part of the hidden set; the printed sum is too big.", 1) == set()
 
 
 def test_a_passive_classification_describes_the_program() -> None:
@@ -63,6 +63,6 @@ def test_an_opening_verb_with_a_subject_shape_is_no_instruction() -> None:
 
 def test_a_repair_word_in_a_relative_clause_with_its_own_subject_describes() -> None:
     assert rules("The part that the sum should keep is lost before printing.", 3) == set()
-    assert rules("The check that decides whether to add a value looks only at its position.", 4) == set()
+    assert rules("The check that decides whether to add a value looks at its position.", 4) == set()
     # said to the programmer, it is one
     assert "direction" in rules("The sum should keep only the positive values.", 3)
