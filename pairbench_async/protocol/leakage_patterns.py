@@ -45,6 +45,14 @@ expression asked for ("it needs lo <= x", "should be (a - 1) // k") are directio
 YES" describes; an operator patch is code at a sentence's start too; one-letter inputs given
 values ("n = 2, k = 1 fails") are no statement line.
 
+Revision 8: a spaced dash opens an imperative clause ("too permissive - make it strict"); an opening
+verb followed by a degree word ("Output too large") or by a bare noun and a finite verb in the same
+clause ("Count values in the output are right") is a subject, not an instruction; compare/run/test
+with the output or a test as object observes the symptom; "you can see/notice" perceives it; a repair
+word in a relative clause with its own subject ("the half that the division should keep") or after
+"whether to" describes; "don't forget to", "remember to", lower/raise/align are instructions. A
+pointing verb ("inspect", "suspect", "where to look") places print, literal, division and slice too.
+
 Pure: no I/O.
 """
 
@@ -256,7 +264,7 @@ def program_names(candidate_code: str, public_words: set[str]) -> set[str]:
 _CONSTRUCT: Final = (
     r"(?:check|test|condition|comparison|update|increment|decrement|initiali[sz]ation|assignment|computation|"
     r"calculation|formula|expression|call|guard|branch|loop|statement|header|clause|sort|search|traversal|"
-    r"recursion|lookup|append|fill|built-?in)"
+    r"recursion|lookup|append|fill|built-?in|print|literal|division|slice|slicing)"
 )
 #: a data structure of the program: one of the input's words too ("the list"), so only placed or owned
 _STRUCTURE_NOUN: Final = r"(?:table|list|array|dictionary|dict|map|set|stack|queue|counter|accumulator|offsets|buffer)"
@@ -275,7 +283,7 @@ _POINTED: Final = (
     r"piece|area|region|suspect|culprit|bug|problem|faulty\s+\w+|wrong\s+(?:tool|choice|call|one))|(?:suspicious|faulty|off|broken|buggy|at\s+fault|"
     r"to\s+blame|responsible))\b|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+to\s+(?:look|examine|"
     r"check|inspect|focus|start|watch)\b|\b(?:sits|lies|hides)\b|\bgoes\s+wrong\b|\blook\s+(?:at|into)\b|"
-    r"\bfocus\s+on\b)"
+    r"\bfocus\s+on\b|\bwhere\s+to\s+(?:look|start|search|dig)\b|\b(?:inspect|examine|scrutini[sz]e|suspect)\b)"
 )
 _PLACED: Final = re.compile(
     rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
@@ -349,7 +357,7 @@ _REPAIR_VERBS: Final = frozenset(
     "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
     "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
     "dequeue relax bring put place rename undo redo wrap mod tighten loosen widen narrow shorten lengthen "
-    "flush tack attach dedupe deduplicate protect".split()
+    "flush tack attach dedupe deduplicate protect lower raise align right-align left-align indent".split()
 )
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
@@ -363,7 +371,11 @@ _CHANGED: Final = (
     r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
 _DIRECTION: Final = re.compile(
-    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b|"
+    # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
+    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
+    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)|"
+    # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
+    r"\b(?:do\s+not|don['’]t|never)\s+forget\s+to\b|\bremember\s+to\b|"
     # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
     # "it's worth keeping" (issue 24, round 3)
     r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
@@ -424,20 +436,33 @@ _DIRECTION: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
-#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print"
-_CLAUSES: Final = re.compile(r",\s*|:\s*")
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
+#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8)
+_CLAUSES: Final = re.compile(r",\s*|:\s*|\s+[-–—]+\s+")
 _LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
 #: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
 #: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
 _FINITE: Final = frozenset("is are was were has have had seems seem looks appears does do did can will "
                            "would pass passes fail fails print prints give gives come comes stay stays "
-                           "contain contains".split())
+                           "contain contains exceed exceeds differ differs".split())
+#: words that open a clause of their own inside an instruction ("Count values that are ...", "check for
+#: an empty list first and print EMPTY")
+_SUBORDINATE: Final = frozenset("that which who whose where when whenever if unless so because since until while "
+                                "it they there we you he she as than once before after and or then what how whether".split())
 
 
 #: words that open a verb's object (the verb is an instruction then)
 _OBJECT_LEAD: Final = frozenset("the a an each every all both its their this that these those it them".split())
-#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out")
-_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out".split())
+#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out"); a degree
+#: word makes it a noun with its adjective ("Output too large on ...", revision 8)
+_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out "
+                               "too very slightly much far".split())
+
+
+#: verbs that also ask the programmer to observe, not to change, when their object is the output or a test
+_OBSERVING: Final = frozenset("compare run test try trace start begin read".split())
+_OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?|tests?|test\s+cases?|examples?|"
+                              r"samples?|inputs?)\b", re.IGNORECASE)
 
 
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
@@ -463,6 +488,14 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
         len(words) == 2 or words[2].lower() in _FINITE or words[2].lower() in ("of", "and", "or", "to"))
     if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
         return None
+    # "Count values in the output are right": a bare noun after the verb and a finite verb later with no
+    # clause of its own in between make the opening words the sentence's subject (revision 8)
+    if len(words) > 2 and words[1].lower() not in (*_OBJECT_LEAD, "to") and words[1] not in names:
+        for word in words[2:]:
+            if word.lower() in _SUBORDINATE:
+                break
+            if word.lower() in _FINITE:
+                return None
     # "Test lines with repeated words fail": a subject whose clause ends with its verb
     if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
         return None
@@ -473,6 +506,9 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
     if len(words) > 1 and words[1].lower() in _COMPLEMENT:
         return None
+    # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
+    if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
+        return None
     # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
     if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):
         return None
@@ -482,6 +518,19 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
             words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
         return None
     return words[0]
+
+
+#: what comes right before a repair word that makes it part of a description: a relative clause with
+#: its own subject ("the half that the division should keep is thrown away") or the program's choice
+#: ("the condition that decides whether to replace best"): neither asks the programmer for a change (revision 8)
+_DESCRIBED_CHOICE: Final = re.compile(
+    r"(?:\b(?:that|which)\s+(?:the|its|this|each|every)\s+[\w-]+\s+|\bwhether\s+(?:or\s+not\s+)?to\s+)$", re.I)
+
+
+#: "the solution subtracts the distance instead of adding it": what the program does, told against what it
+#: should, describes it (state, L3), it does not ask for the change (revision 8)
+_PROGRAM_DOES: Final = re.compile(r"\b(?:the\s+(?:solution|program|code|loop|function)|it)\s+(?:\w+ly\s+)?[a-z]+s\b"
+                                  r"[^.;:!?]*$", re.I)
 
 
 def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
@@ -498,7 +547,9 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break
-    found = _DIRECTION.search(hint)
+    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
+                  and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
+                 None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons

@@ -18,7 +18,7 @@ scenario". So (:mod:`.boundaries`):
   verb ("does not keep/track/record/update", "fails to remember"), losing or
   overwriting or resetting what it holds ("loses track", "forgets", "overwrites the
   count"), state words ("running total", "so far", "already seen", "across
-  iterations", "how many times"); or it explains the cause through the solution
+  iterations"); or it explains the cause through the solution
   ("because the program ..."), which Section IV-B says is where L3 starts: "L3
   identifies the missing state ..., moving from external behavior to internal
   reasoning".
@@ -49,6 +49,15 @@ symptom (Table II's own L1 example), "ignores" is a concept only of a fact ("ign
 Revision 7: any plural noun with a feature ("for phrases with spaces"), "with k = 1", a condition
 placed "in the input"; what compared data "still has"; "can never both"; not a classification
 told of the program's own count, index or list.
+Revision 8 (fresh14, an outside reviewer's set, and the false positives over every set): an input
+named by its value anywhere ("Look at n = 36") or by example ("years like 1900"), a subject relative
+clause with any verb ("withdrawals that take the account down to zero"), "all inputs except ...";
+state as forgetting where/what, holding on to a value, its passive loss ("is thrown away"), a value
+that stays at zero or keeps its initial value, where it starts ("cur starts from the wrong value"),
+what the program's values still give or hold, what goes into its total; "how many times" alone is a
+count word, not state; a concept as membership ("belongs to the sum", "is not part of the total"),
+"at most once" with any verb, "are leap years only when/unless", ", not two", "... matters.", "has
+no order"; not a passive "is treated as" (the program's doing described) nor "X counts <object>".
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
@@ -78,7 +87,7 @@ _FEATURE: Final = (
     r"(?:empty|blank|nothing\s+(?:at\s+all|to\s+(?:read|process))|no\s+(?:numbers|values|elements|items|input|"
     r"data|characters|letters|edges|lines|words)|single|only\s+one|just\s+one|one\s+(?:element|item|number|"
     r"value|character|letter|node|row|column|query|word|interval)|duplicat\w*|repeat\w*|repetitions?|"
-    r"more\s+than\s+once|twice|several\s+times|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:two|three|\d+)|"
+    r"more\s+than\s+once|twice|several\s+times|distinct|(?:two|three|\d+)\s+or\s+more|at\s+least\s+(?:one|two|three|\d+)|"
     r"more\s+than\s+(?:one|two|\d+)\b(?!\s+(?:tests?|cases?|times))|multiple|many\s+times|the\s+same|equal|identical|tie[sd]?|negative|"
     r"zeros?|positive|large|larger|huge|big|long|longer|maximum|minimum|maximal|minimal|small|tiny|short|"
     r"sorted|unsorted|reversed?|descending|ascending|decreasing|increasing|odd|even|"
@@ -142,7 +151,16 @@ _INPUT_PATTERNS: Final = (
     # k = 1": a one-letter input given a value (issue 24, round 3)
     re.compile(rf"\b(?:on|for|given)\s+(?:(?:the|some|such|these|those|any|all)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*s\s+"
                rf"(?:with|containing|having|that\s+(?:have|contain|include))\s+(?:[\w-]+\s+){{0,2}}?{_FEATURE}\b", re.I),
-    re.compile(r"\b(?:with|for|given|when|if)\s+[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)", re.I),
+    # a one-letter input given a value anywhere ("Look at n = 36 or n = 49"): an input named by its value is a
+    # member of the class of failing inputs, whatever preposition introduces it (revision 8)
+    # (not a value of the output: "the output n = 4 is one too many")
+    re.compile(r"(?<!output\s)(?<!outputs\s)(?<!prints\s)(?<!printed\s)(?<!answer\s)(?<!result\s)(?<!returns\s)"
+               r"(?<![\w.\[(])[a-z]\s*(?:=|==|equal\s+to)\s*-?\d+\b(?!\s*[-+*/%]\s*\w)(?!\s*[\])])", re.I),
+    # inputs given by example: "in years like 1900 or 2100", "numbers such as -3" (revision 8)
+    re.compile(r"\b[a-z][\w-]*s\s+(?:like|such\s+as)\s+[\"'\d-]", re.I),
+    # "all inputs except the 1 x 1 grids": the failing inputs picked out by their exception (revision 8)
+    re.compile(rf"\b(?:all|every|any|each)\s+(?:other\s+)?(?:[\w-]+\s+)?{_INPUT_NOUN}\s+(?:except|but|other\s+than|apart\s+from)\b",
+               re.I),
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
@@ -166,7 +184,8 @@ _DESCRIBED_INPUT: Final = re.compile(
 
 
 #: "too small", "one too high": a deviation from the expected output, the symptom itself
-_TOO: Final = re.compile(r"\btoo\s+\w+|\b(?:than|from)\s+(?:the\s+)?expected\b", re.I)
+_TOO: Final = re.compile(r"\btoo\s+\w+|\b(?:than|from)\s+(?:the\s+)?expected\b|"
+                         r"\bthan\s+(?:it|they|this|that)\s+(?:should|ought\s+to|must)\b", re.I)
 
 
 def _clauses(hint: str) -> list[str]:
@@ -185,7 +204,9 @@ _ABOUT_PROGRAM: Final = re.compile(
 _RESTRICTED: Final = re.compile(
     r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
     r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
-    r"that\s+(?:have|has|contain|include|hold|end|start|begin)|having|containing)\s+(?P<clause>[^,.;:!?]{3,})",
+    # "for withdrawals that take the account down to zero": any verb of a subject relative clause (revision 8)
+    r"that\s+(?!(?:the|your|it|you|we|they|is|are|was|were|should|must|would|will|can|could)\b)[a-z]+|having|"
+    r"containing)\s+(?P<clause>[^,.;:!?]{3,})",
     re.I,
 )
 #: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
@@ -220,7 +241,8 @@ _ONCE: Final = re.compile(
 _ABSENT: Final = re.compile(r"\b(?:missing|absent|lost|dropped|skipped|omitted|left\s+out|gone)\b", re.I)
 #: "People who are exactly 18": an input picked out by a bound in a relative clause
 _WHO_BOUND: Final = re.compile(
-    r"\b[a-z][\w-]*s\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+(?:exactly|over|under|below|above|"
+    r"\b(?:[a-z][\w-]*s|people|children|men|women)\s+(?:who|that|which|whose\s+\w+)\s+(?:are|is|were|was)\s+"
+    r"(?:exactly|over|under|below|above|"
     r"at\s+least|at\s+most|(?:less|more|greater|fewer|older|younger|larger|smaller)\s+than)\s+-?\d", re.I)
 
 
@@ -279,7 +301,7 @@ def input_pattern_reasons(hint: str) -> list[str]:
                     "(reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
-        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(found.group())
+        if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(clause)
                 and not _ABSENT.search(found.group())):
             return [f"input_pattern: describes the failing input {_show(found.group())} "
                     "(reserved for L2 and above)"]
@@ -297,7 +319,7 @@ _HELD: Final = (
     r"minimum|max|min|best|position|index|history|memory|frequenc\w*|occurrences|value\s+of|values\s+seen|"
     r"precision|accuracy|(?:the\s+|its\s+)?(?:rest|remainder)\s+of\s+(?:the|its)|(?:the\s+|its\s+)?(?:low|lower|last|"
     r"trailing|extra)\s+(?:digits|bits)|"
-    r"what\s+it|which|how\s+many|its\s+\w+|the\s+(?:count|counter|sum|total|information|state|running|"
+    r"what\s+it|which|how\s+many|its\s+\w+|where\s+(?:the|it|its)\b|what\s+(?:the|its)\b|the\s+(?:count|counter|sum|total|information|state|running|"
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
 _STATE_PATTERNS: Final = (
@@ -310,8 +332,7 @@ _STATE_PATTERNS: Final = (
     re.compile(r"\brunning\s+(?:total|sum|count|maximum|minimum|max|min|product|value|balance|best)\b|"
                r"\bso\s+far\b|\b(?:across|between|over|from\s+one)\s+(?:the\s+)?(?:loop\s+)?iterations?\b|"
                r"\balready\s+(?:seen|visited|reached|processed|counted|used|handled|met|added)\b|"
-               r"\b(?:information|info|bookkeeping)\s+(?:about|on|of)\b|\bhow\s+many\s+times\b|"
-               r"\bnumber\s+of\s+times\b|\bvisited\s+(?:nodes|cells|states|vertices|positions)\b|"
+               r"\b(?:information|info|bookkeeping)\s+(?:about|on|of)\b|\bvisited\s+(?:nodes|cells|states|vertices|positions)\b|"
                r"\b(?:previous(?:ly)?|earlier|prior)\s+(?:seen|values?|elements?|items?|state|results?|counts?|sums?)\b|"
                r"\bintermediate\s+(?:results?|values?|sums?|state)\b|\b(?:its|the\s+program's|the\s+"
                r"solution's|internal)\s+state\b", re.I),
@@ -343,7 +364,34 @@ _STATE_PATTERNS: Final = (
     # what the program's data still holds: "the cleaned-up text that ends up being compared still has
     # the punctuation in it" (issue 24, round 3; of the output it is the symptom: see state_reasons)
     re.compile(r"\b(?:compared|stored|kept|built|computed|cleaned|processed|used|checked|saved|held)\b[^.;!?]{0,40}?"
-               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps)\b", re.I),
+               r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps|attached|there|present|in\s+(?:it|them|place))\b|"
+               # "the month lengths you add up still give February 29 days": what the values the program
+               # works with still hold (revision 8)
+               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
+               r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b|"
+               # "the set of letters the program checks against holds one letter too many"
+               # (a verb between: "it only holds for small n" is a claim, not what the program holds)
+               r"\b(?:the\s+(?:program|solution|code)|it)\s+(?!(?:only|still|also|always|never|clearly|just|then|"
+               r"no\s+longer)\b)[a-z]+(?:\s+(?:against|with|on|from|in|over|up))?\s+holds?\b", re.I),
+    # what the program's record takes in: "every value read goes into the total" (revision 8)
+    re.compile(r"\b(?:goes|go|went|gets\s+added|get\s+added|is\s+added|are\s+added)\s+(?:in)?to\s+the\s+"
+               r"(?:running\s+)?(?:total|sum|count|result|list|set|tally)\b", re.I),
+    # a value the program holds on to: "the count of the last run is held onto but never ...", "only holds on
+    # to the top two values" (revision 8)
+    re.compile(r"\b(?:held|holds?|holding|hangs?|hanging|hung|kept|keeps?|keeping)\s+on(?:to|\s+to)\b", re.I),
+    # the same loss in the passive: "the half the division should keep is thrown away", "the last run is lost"
+    # (revision 8; of the output it is the symptom: see _LOST)
+    _LOST := re.compile(r"\b(?:is|are|was|were|gets?|got|being)\s+(?:\w+\s+)?(?:thrown\s+away|discarded|lost|"
+                        r"overwritten|forgotten|wiped(?:\s+out)?)\b", re.I),
+    # a held value that does not evolve over the run: "the tracked minimum stays at zero", "nodes keep their
+    # initial colour", "cur stays 0" (revision 8; "the output stays the same" is the symptom: see _of_output)
+    # where a held value starts: "cur starts from the wrong value", "the program starts counting from the
+    # second number" (revision 8; "the output starts with" is the symptom)
+    _STARTS := re.compile(r"\b(?:starts?|begins?|started|began)\s+(?:counting\s+)?(?:from|at|with)\s+(?:the\s+|a\s+)?"
+                          r"(?:wrong|second|zero|0|1|one)\b", re.I),
+    _STAYS := re.compile(r"\b(?:stays?|stayed|remains?|remained|keeps?|kept)\s+(?:at\s+)?(?:its|their)\s+(?:initial|"
+                         r"starting|original|default|first)\b|\b(?:stays?|stayed|remains?|remained)\s+(?:at\s+)?"
+                         r"(?:0|zero|-1|unchanged|empty|constant|fixed)\b", re.I),
     # what the program holds while it runs: "the run it is still counting"
     re.compile(r"\b(?:it|the\s+(?:program|solution|code|loop))\s+(?:is|was)\s+still\s+(?:counting|holding|tracking|"
                r"building|keeping|accumulating|collecting|storing)\b", re.I),
@@ -356,9 +404,6 @@ _STATE_PATTERNS: Final = (
                r"\bthe\s+(?:program|solution|code)\s+(?:holds|keeps|stores|works\s+with|remembers|maintains|"
                r"carries)\b|\bstale\b|\bnever\s+carries\b", re.I),
 )
-#: "occur a different number of times": the count describes the input (an input pattern), not state
-_INPUT_COUNT: Final = re.compile(r"\b(?:occur|occurs|appear|appears|repeated|repeat|repeats)\b[^,.;:!?]{0,30}$",
-                                 re.I)
 #: the cause, told through what the solution does (L3's "internal reasoning")
 _CAUSE: Final = re.compile(
     r"\b(?:because|since|as\s+a\s+result\s+of|due\s+to|caused\s+by|the\s+reason\s+is(?:\s+that)?)\s+"
@@ -371,11 +416,17 @@ _CAUSE: Final = re.compile(
 )
 
 
+def _of_output(hint: str, found: re.Match[str]) -> bool:
+    """Whether the clause of ``found`` is about the output ("some lines of the output are lost"): the
+    symptom, not what the program fails to keep. Only its subject counts ("... is thrown away before
+    printing" is still the program's loss)."""
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    return bool(_OUTPUT_CUE.search(hint, start, found.start()))
+
+
 def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = next((m for m in pattern.finditer(hint)
-                      if not (re.match(r"(?:how\s+many|number\s+of)\s+times", m.group(), re.I)
-                              and _INPUT_COUNT.search(hint[: m.start()]))), None)
+        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS, _STARTS) and _of_output(hint, m))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -391,7 +442,7 @@ def state_reasons(hint: str) -> list[str]:
 _NORM: Final = re.compile(
     r"(?<!\byou\s)(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)(?<!\bwhere\sit\s)(?<!\bthan\sit\s)"
     r"\b(?:must|needs?\s+to|has\s+to|have\s+to|should)\s+(?:always\s+|never\s+|only\s+|also\s+|still\s+|"
-    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])|distinguish|differentiate|consider|account\s+for|"
+    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])(?!\s*(?:[.,;:!?)]|$))|distinguish|differentiate|consider|account\s+for|"
     r"take\s+into\s+account|respect|satisfy|hold|remain|stay|treat|count|include|exclude|allow|cover|"
     r"show|contain|ignore|match|equal|depend|come|fall|belong|follow|preserve|obey|reflect)",
     re.I,
@@ -401,12 +452,22 @@ _CONCEPT_PATTERNS: Final = (
     re.compile(r"\b(?:counts?|counted|treats?|treated|considers?|considered|regards?|sees)\s+[^.;:!?]{0,40}?\bas\s+"
                r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
                r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
-               r"\bcounts?\s+as\b|\b(?:is|are)\s+(?:to\s+be\s+)?(?:treated|regarded|considered|seen)\s+as\b|"
+               r"\bcounts?\s+as\b|\b(?:is|are)\s+to\s+be\s+(?:treated|regarded|considered|seen)\s+as\b|"
                r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
                r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
+    # membership in what the problem asks for: "only values greater than zero belong to the sum",
+    # "zeros are not part of the requested total", "count toward the lock" (revision 8; of the tests or
+    # the output it is the symptom, and in a wh-clause, "keep account of which items belong in the
+    # result", it is what the program tracks: see _tracked)
+    _MEMBERSHIP := re.compile(
+        r"\b(?:belongs?|belonging)\s+(?:to|in)\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|outputs?|expected))|"
+        r"\b(?:is|are)\s+(?:not\s+)?(?:a\s+)?part\s+of\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|"
+        r"outputs?|expected))|\bcounts?\s+towards?\b", re.I),
     re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
                r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
-               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b", re.I),
+               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b|"
+               # "each item can be packed at most once": the bound is the rule, whatever the verb (revision 8)
+               r"\b(?:at\s+most|no\s+more\s+than)\s+once\b(?!\s+in\s+(?:the|your|its)\s+(?:\w+\s+)?output)", re.I),
     re.compile(r"\binvariants?\b|\bsymmetric\w*|\bcommut\w*|\b(?:modular|multiplicative)\s+inverse\b|"
                r"\binverse\s+of\b|\b(?:not|only)\s+valid\b|\binvalid\s+(?:after|when|for|on)\b|"
                r"\bstrictly\s+(?:smaller|less|greater|larger|below|above)\b|"
@@ -415,16 +476,19 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:note|remember|keep\s+in\s+mind|recall)\s+that\b|\b(?:not\s+)?(?:enough|sufficient)\s+to\b|"
                r"\bthe\s+(?:problem|statement|task)\s+(?:requires|expects|guarantees|defines|states|says)\b|"
                r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
-               r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b",
+               r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b"
+               r"(?!\s+(?:some|a\s+few|certain|most|many|the|these)?\s*(?:of\s+the\s+)?(?:hidden\s+)?tests?\b)",
                re.I),
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
     re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
-               r"repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
-               r"is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
-               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|counts|does\s+not\s+matter|doesn't\s+matter|"
-               r"is\s+irrelevant|plays\s+no\s+role)\b|\bplays\s+no\s+role\b|\bin\s+both\s+directions\b|"
-               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:defined|guaranteed|fixed|stable)\s+order\b|"
-               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)\w+\s+only\s+(?:if|when)\b|"
+               r"repetition|duplicates?|sequence)\s+(?:matters|counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|"
+               r"doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
+               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|"
+               r"counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|"
+               r"\bplays\s+no\s+role\b|\bmatters(?=\s*(?:[,.;:!?)]|$))|\bin\s+both\s+directions\b|"
+               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:(?:defined|guaranteed|fixed|stable)\s+)?order\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
+               r"unless)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
                r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
@@ -449,7 +513,7 @@ _CONCEPT_PATTERNS: Final = (
     # a constraint on two things at once: "Two equal values can never both sit in ..." (issue 24, round 3)
     re.compile(r"\b(?:can|could|may)(?:\s+not|\s+never|not|n['’]t)\s+both\b|\bnever\s+both\b", re.I),
     re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
-               r"\b(?:can|may)\s+(?:never|not)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+               r"\b(?:can|may)(?:\s+never|\s+not|not|n['’]t)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
     # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
     # "the update ignores the arrival time", is L3's: issue 24, round 3)
     re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
@@ -491,7 +555,7 @@ _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|
 #: it must not be about the program, its state or its output ("The solution records the first
 #: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
 _CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
-                              r"the|a|an)\b", re.I)
+                              r"two|three|four|twice|the|a|an)\b", re.I)
 _PROGRAM_CLAUSE: Final = re.compile(
     r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
     r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
@@ -510,6 +574,16 @@ _HEDGE: Final = re.compile(r"\b(?:as\s+though|as\s+if|seems?|seemingly|suggest\w
 def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
     start = max((hint.rfind(mark, 0, found.start()) for mark in ".;!?\n"), default=-1) + 1
     return bool(_MULTIPLE.search(found.group()) and _HEDGE.search(hint[start: found.start()]))
+
+
+#: "which items", "what values", "whether a word": a wh-clause a membership is embedded in
+_WH_BEFORE: Final = re.compile(r"\b(?:which|what|whether|how\s+many)\s+(?:[\w-]+\s+){0,3}$", re.I)
+
+
+def _tracked(hint: str, found: re.Match[str]) -> bool:
+    """Whether a membership is embedded in a wh-clause ("keeps account of which items belong in the
+    result"): what the program tracks (L3), not the problem's rule."""
+    return bool(_WH_BEFORE.search(hint, 0, found.start()))
 
 
 def _contrast(hint: str) -> re.Match[str] | None:
@@ -534,6 +608,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
                       and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not _guessed_multiplicity(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
