@@ -17,7 +17,7 @@ within a round (the machine drifts between rounds more than the two builds diffe
   too (a zygote per program, its confinement and its filter);
 * ``looping``: a program that never ends, on ``--tests`` / 10 tests whose reference
   took 0.05 ms (``ref_ms``), one call: its first test runs to the probe (0.1 s), every
-  later one to the loop rule's tight limit (5.5 ms by default): what a looping
+  later one to the loop rule's tight limit (2.5 ms by default): what a looping
   candidate's turn costs per test, kill latency included (the results are TLE).
 
 Keep a build before changing C code: ``cp pairbench_async/sandbox/native*.so /tmp/old.so``.

@@ -60,9 +60,11 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: test)). 0 turns the rule off (every test runs to its own limit).
     loop_factor: int = 10
     #: Seconds of CPU: the least limit the loop rule gives a test, and what it adds to
-    #: loop_factor x the reference's time (a test's fixed cost: its fork, confinement,
-    #: input and output, ~1 ms of CPU, which ``ref_ms`` does not count).
-    loop_floor: float = 0.005
+    #: loop_factor x the reference's time (a test's fixed cost up to the kill: its fork,
+    #: confinement and the harness's input and output, ~0.5 ms of CPU, which ``ref_ms``
+    #: does not count; 4x that for margin. The zygote kills at the limit to ~0.1 ms, so
+    #: this is the whole margin).
+    loop_floor: float = 0.002
     #: Seconds of CPU: the least limit of a test with a known reference time before a
     #: timeout of its call (so a program that loops from its first test spends this,
     #: not its own limit).

@@ -41,7 +41,7 @@ class LoopRule(NamedTuple):
     """The loop rule's parameters (SandboxConfig.loop_factor, loop_floor, loop_probe)."""
 
     factor: int = 10
-    floor: float = 0.005
+    floor: float = 0.002
     probe: float = 0.1
 
 

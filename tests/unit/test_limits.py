@@ -51,7 +51,7 @@ def test_a_tests_own_limit_wins() -> None:
     assert own_limits(test, Limits(time_limit=3.0, wall_limit=10.0)) == (0.5, 10.0)
 
 
-RULE = LoopRule(factor=10, floor=0.05, probe=0.1)  # the default floor is 0.005; 0.05 reads easier
+RULE = LoopRule(factor=10, floor=0.05, probe=0.1)  # the default floor is 0.002; 0.05 reads easier
 
 
 @pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
