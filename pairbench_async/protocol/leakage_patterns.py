@@ -65,6 +65,8 @@ import keyword
 import re
 from typing import Final
 
+from .leakage_grammar import LEAD, adverbial, constructed_imperative, coordinated_imperative, lead_only, pointing, request_verb
+
 __all__ = ["code_identifiers"]
 
 
@@ -373,7 +375,9 @@ _CHANGED: Final = (
 _DIRECTION: Final = re.compile(
     # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
-    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)|"
+    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "any sum you can actually get": what can be obtained, a relative clause on a quantity (revision 9)
+    r"(?!\s+(?:actually\s+|ever\s+|possibly\s+)?(?:get|obtain|reach|achieve|form|make|buy|afford)\b)|"
     # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
     r"\b(?:do\s+not|don['’]t|never)\s+forget\s+to\b|\bremember\s+to\b|"
     # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
@@ -381,7 +385,7 @@ _DIRECTION: Final = re.compile(
     r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
     r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:suggest|recommend|advise)\b|"
     r"\bit(?:['’]s|\s+is|\s+would\s+be|['’]d\s+be)\s+worth\s+[a-z]+ing\b|"
-    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
     rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
     r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
     r"modify|rewrite|update|store|keep|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
@@ -402,7 +406,7 @@ _DIRECTION: Final = re.compile(
     r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
-    r"produce|yield)\b)\w+|\byou\s+need\b|"
+    r"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$)|"
     # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
     r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
     r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"
@@ -533,6 +537,40 @@ _PROGRAM_DOES: Final = re.compile(r"\b(?:the\s+(?:solution|program|code|loop|fun
                                   r"[^.;:!?]*$", re.I)
 
 
+def _constructed(sentence: str, names: frozenset[str]) -> str | None:
+    """An imperative by construction (:mod:`.leakage_grammar`): the sentence's opening clause, a clause
+    after a colon or a spaced dash, after a lead word ("Also, require ..."), or the main clause after
+    an adverbial one ("When the next is larger, subtract ..."); then a change coordinated with it."""
+    pieces = _CLAUSE_SPLIT.split(sentence)
+    parts, seps = pieces[0::2], pieces[1::2]
+    starts = [parts[0]]
+    for index, part in enumerate(parts[1:], 1):
+        sep = seps[index - 1].strip()
+        if sep and sep != "," or part[:1].islower() and (lead_only(parts[index - 1]) or adverbial(parts[0])):
+            starts.append(part)
+    for part in starts:
+        verb = constructed_imperative(part, names)
+        if verb:
+            return verb
+        if _imperative_shape(part):
+            verb = coordinated_imperative(part, names)
+            if verb:
+                return verb
+    return None
+
+
+#: the clause marks of :data:`_CLAUSES`, kept: a colon or a spaced dash opens an instruction of its own
+_CLAUSE_SPLIT: Final = re.compile(r"(,\s*|:\s*|\s+[-–—]+\s+)")
+
+
+def _imperative_shape(clause: str) -> bool:
+    """Whether a clause opens with a bare verb, pointing or not ("Look one character ahead and ...")."""
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+    while words and words[0].lower() in LEAD:
+        words = words[1:]
+    return bool(words) and (pointing(words[0]) or words[0].lower() in _REPAIR_VERBS)
+
+
 def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
     for sentence in _SENTENCES.split(hint):
@@ -546,6 +584,14 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
             (v for part in parts[1:] if (v := _imperative(part, names)) and part[:1].islower()), None)
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
+            break
+        verb = _constructed(sentence, names)
+        if verb:
+            reasons.append(f"direction: imperative by construction {verb!r}")
+            break
+        verb = request_verb(sentence, names)
+        if verb:
+            reasons.append(f"direction: request {verb!r}")
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
