@@ -225,7 +225,7 @@ _PLURAL_EXAMPLES: Final = re.compile(
 #: "Strings that open brackets ...": a plural noun opening a sentence, with its relative clause
 _PLURAL_RELATIVE: Final = re.compile(
     r"(?:^|[.;!?]\s+)(?:(?:hmm|so|well|now|oh),?\s+)?(?:(?:the|some|any|all|those|certain)\s+)?"
-    r"(?:[a-z][\w-]*\s+)?(?P<noun>[a-z][\w-]*[^s\W]s)\s+(?:that|which|whose|where|with)\s+(?P<rel>[^.;!?]{3,80})",
+    r"(?:[a-z][\w-]*\s+)?(?P<noun>[a-z][\w-]*[^s\W]s)\s+(?:that|which|whose|where)\s+(?P<rel>[^.;!?]{3,80})",
     re.I | re.M,
 )
 #: nouns that are the program's or the output's, or verbs ending in -s: not a class of inputs
@@ -238,10 +238,17 @@ _ABOUT_OUTPUT: Final = re.compile(r"\b(?:program|code|solution|loop|function|it|
                                   r"return\w*|answer\w*|result\w*|expected|fail\w*|pass(?:es|ed)?)\b", re.I)
 
 
+#: where the examples are the output's: "... appear in your output", "... are printed"
+_IN_OUTPUT: Final = re.compile(r"\b(?:appears?|shows?\s+up|(?:are|is|get|gets|got)\s+printed)\b|"
+                               r"\b(?:in|of|from)\s+(?:your|the|its)\s+(?:output|answer|result)s?\b", re.I)
+
+
 def example_inputs(hint: str) -> str | None:
     """A class of inputs described by example or by a relative clause (L1 forbids it), or None."""
     for found in _PLURAL_EXAMPLES.finditer(hint):
-        if found.group("noun").lower() not in _NOT_INPUT:
+        rest = re.split(r"[.;!?](?:\s|$)", hint[found.end():], maxsplit=1)[0]
+        # "Lines such as 'bolt 0' appear in your output": examples of the output, the symptom
+        if found.group("noun").lower() not in _NOT_INPUT and not _IN_OUTPUT.search(rest):
             return found.group().strip(" .;:!?")
     for found in _PLURAL_RELATIVE.finditer(hint):
         if found.group("noun").lower() in _NOT_INPUT:

@@ -71,6 +71,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .leakage_grammar import example_inputs
+
 __all__: list[str] = []
 
 _CLAUSE_END: Final = re.compile(r"[,.;:!?()\n]|\b(?:while|but|although|though|because|whereas)\b", re.I)
@@ -299,6 +301,10 @@ def input_pattern_reasons(hint: str) -> list[str]:
         if found:
             return [f"input_pattern: names the failing input's kind {_show(found.group())} "
                     "(reserved for L2 and above)"]
+    # "Numerals such as IV, IX or XC", "Strings that open brackets ...": a class of inputs by construction
+    example = example_inputs(hint)
+    if example:
+        return [f"input_pattern: describes a class of inputs {_show(example)} (reserved for L2 and above)"]
     for clause in _clauses(hint):
         found = _DESCRIBED_INPUT.search(clause)
         if (found and not _OUTPUT_CUE.search(clause[: found.end()]) and not _TOO.search(clause)
