@@ -25,7 +25,6 @@ clause is about the program or its output. Pure: no I/O.
 from __future__ import annotations
 
 import builtins
-import keyword
 import re
 from typing import Final
 
@@ -73,7 +72,7 @@ POINTING: Final = frozenset((
     "cross-check reason ponder analyse analyze evaluate estimate measure profile log dump display show").split())
 
 #: verbs whose object can be an input or a test: "give it an empty line", "feed the program ..."
-_TESTING: Final = frozenset("give feed pass run try call take".split())
+_TESTING: Final = frozenset("give feed pass run try take".split())
 _TESTED: Final = re.compile(r"\b(?:program|code|solution|function|it|inputs?|tests?|examples?|samples?|cases?|"
                             r"lines?|values?)\b", re.I)
 
@@ -84,18 +83,18 @@ _OBJECT: Final = frozenset((
     "half").split())
 
 #: words that open an imperative clause inside a sentence ("Also, seed ...", "Then give ...")
-LEAD: Final = frozenset("also then now just please so and first finally instead simply next".split())
+LEAD: Final = frozenset("also then now just please so and first finally instead simply next only".split())
 #: an adverbial clause that may come before a main clause in the imperative ("When ..., subtract ...")
 _ADVERBIAL: Final = frozenset(("if when whenever once before after while in on at for during unless as since "
                                "until inside within whenever where wherever for").split())
 
 #: after a number, words that make it a verb's object ("Add 1 to the count")
-_AFTER_NUMBER: Final = frozenset("to from with instead rather into more less as than before after".split())
+_AFTER_NUMBER: Final = frozenset("to from with instead rather into more less as than before after between".split())
 #: finite verbs that make the opening words a subject ("Odd n fails", "Seed values are too small")
 _FINITE: Final = frozenset(("is are was were has have had fails fail passes pass gives give prints print seems seem "
                             "looks look appears does do did breaks crashes works returns outputs comes come goes "
-                            "stays remains becomes gets decode decodes").split())
-_PYTHON: Final = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+                            "stays remains becomes gets decode decodes needs need implies means must should can "
+                            "cannot will would may might could shall").split())
 
 _WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 
@@ -116,6 +115,11 @@ def _base(word: str) -> str:
     return word.lower().replace("’", "'")
 
 
+#: Python's builtins and the methods of its containers and strings: names a hint can give as an object
+_PYTHON_NAMES: Final = frozenset(n for t in (builtins, str, list, dict, set) for n in dir(t)
+                                 if not n.startswith("_") and n.islower() and len(n) > 2
+                                 and not _inflected(n)) - CLOSED - {"input", "object", "type"}
+
 def pointing(verb: str) -> bool:
     """Whether ``verb`` (any form) is a pointing or diagnostic verb: the gerund's stem too."""
     w = _base(verb)
@@ -127,6 +131,55 @@ def pointing(verb: str) -> bool:
     return False
 
 
+def open_verb(word: str, names: frozenset[str] = frozenset()) -> bool:
+    """Whether ``word`` may be an imperative verb: an open-class word, uninflected, not a pointing verb,
+    not a name of the program or of Python."""
+    return not (_base(word) in CLOSED or pointing(word) or _inflected(word) or word in names
+                or word.lower() in _PYTHON or not re.fullmatch(r"[A-Za-z][a-z]+(?:-[a-z]+)*", word))
+
+
+def _object(rest: list[str], names: frozenset[str], verb: str) -> bool:
+    """Whether ``rest`` opens like a verb's object: a determiner, pronoun or possessive, a number used
+    as a quantity, one of the program's names, a gerund ("keep searching"), or a preposition opening
+    a complement ("Iterate over the string", "Sort by the pair")."""
+    after = rest[0]
+    if after[0].isdigit():
+        # "Add 1 to ...", "put 5 between 10 and 1"; not a noun numbered ("line 3", "Position 1 in ...")
+        return len(rest) > 1 and _base(rest[1]) in _AFTER_NUMBER
+    if _base(after) in _OBJECT:
+        return True
+    if after in _PYTHON_NAMES:
+        return True  # "call split with no argument", "use sorted here": a name of Python's, the object
+    if after in names:
+        # "Seed best with ..."; not "Hexadecimal digits ...", an adjective and its plural noun
+        return not (verb[0].isupper() and _inflected(after))
+    if _base(verb) in _ASPECTUAL and _base(after).endswith("ing") and _inflected(after):
+        return True  # "keep searching to the left", "stop counting after ..."
+    if _base(after) in _COMPLEMENT_PREP and len(rest) > 1:
+        nxt = rest[1]
+        return _base(nxt) in _OBJECT or nxt in names or nxt[0].isdigit() or not (
+            _base(nxt) in CLOSED or _inflected(nxt) and not nxt.endswith("ing"))
+    return False
+
+
+#: verbs that take a gerund as their object (a closed class)
+_ASPECTUAL: Final = frozenset("keep stop start begin continue resume quit finish avoid".split())
+#: endings of nouns and adjectives that are no verb's ("Divisibility by 15 ...", "divisible by 4")
+_NOMINAL: Final = re.compile(r"(?:ible|able|ous|ful|less|ity|ness|tion|sion|ism|ary|ory|ic|(?<!e)al)$")
+#: verbs ending like a noun or an adjective
+_VERBAL: Final = frozenset("enable disable signal total equal".split())
+#: prepositions that open a verb's complement: "Iterate over ...", "Switch to ...", "Sort by ..."
+_COMPLEMENT_PREP: Final = frozenset("by over to from into through across along toward towards onto".split())
+
+
+def open_verb(word: str) -> bool:
+    """Whether ``word`` may be an imperative verb: an open-class word (2+ letters), uninflected, not a
+    pointing verb."""
+    w = _base(word)
+    return not (w in CLOSED or pointing(word) or _inflected(word) or (_NOMINAL.search(w) and w not in _VERBAL)
+                or not re.fullmatch(r"[A-Za-z][a-z]+(?:-[a-z]+)*", word))
+
+
 def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The change verb a clause opens with as an imperative, by construction (no change-verb list)."""
     words = _WORD.findall(clause)
@@ -135,26 +188,20 @@ def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
     if len(words) < 2:
         return None
     verb, after = words[0], words[1]
-    if _base(verb) in CLOSED or pointing(verb) or _inflected(verb) or not re.fullmatch(r"[A-Za-z][a-z]+(?:-[a-z]+)*", verb):
-        return None
-    # a name of the program or of Python ("n = 2 fails", "min(p)"): code or an input, not a verb
-    if verb in names or verb.lower() in _PYTHON:
+    if not open_verb(verb):
         return None
     # the verb and its object are separate words of running text ("row[j]", "id = 7" are code)
-    if not re.search(rf"(?<![\w-]){re.escape(verb)}\s+{re.escape(after)}\b", clause):
+    if re.search(rf"(?<![\w-]){re.escape(verb)}\s+[(\[{{]\s*[-\w\"']", clause):
+        pass  # "Add (900, "CM") ...", "write (a + b - 1) // b there": a literal or expression as the object
+    elif not re.search(rf"(?<![\w-]){re.escape(verb)}\s+[`'\"]?{re.escape(after)}\b", clause):
         return None
-    if after[0].isdigit():
-        # "Add 1 to ...", "Start from 0 instead"; not a noun numbered ("line 3", "Position 1 in ...")
-        if len(words) < 3 or _base(words[2]) not in _AFTER_NUMBER:
-            return None
-    elif _base(after) in _OBJECT:
-        pass
-    elif after in names and not (verb[0].isupper() and _inflected(after)):
-        pass  # "Seed best with ..."; not "Hexadecimal digits ...", an adjective and its plural noun
-    else:
+    elif not _object(words[1:], names, verb):
+        return None
+    # "Lowercase input like ff fails": a noun phrase with its example, not an instruction
+    if len(words) > 2 and _base(words[2]) in ("such", "like", "containing", "whose", "where"):
         return None
     # "Odd n fails", "Suspect values are ...": a subject with its finite verb
-    if any(_base(w) in _FINITE for w in words[1:4]):
+    if any(_base(w) in _FINITE and w not in names for w in words[1:4]):
         return None
     # "Give it an empty line": testing the program on an input, not changing it
     if _base(verb) in _TESTING and _TESTED.search(" ".join(words[1:4])):
@@ -163,6 +210,12 @@ def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
     if _base(verb) == "take" and "look" in (_base(w) for w in words[1:4]):
         return None
     return verb
+
+
+def lone_verb(sentence: str) -> str | None:
+    """A sentence of one open-class word ("Add.", "Reset", "Change:"): an instruction, its object left out."""
+    words = _WORD.findall(sentence)
+    return words[0] if len(words) == 1 and open_verb(words[0]) and not words[0].isupper() else None
 
 
 def coordinated_imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
@@ -203,6 +256,12 @@ def adverbial(clause: str) -> bool:
     """Whether ``clause`` opens as an adverbial ("When the next one is larger", "In the loop body")."""
     words = _WORD.findall(clause)
     return bool(words) and _base(words[0]) in _ADVERBIAL
+
+
+def starts_with_lead(clause: str) -> bool:
+    """Whether ``clause`` opens with a lead word ("so carry the excess ...", "then give ...")."""
+    words = _WORD.findall(clause)
+    return bool(words) and _base(words[0]) in LEAD and _base(words[0]) != "and"
 
 
 def lead_only(clause: str) -> bool:
