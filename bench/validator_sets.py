@@ -17,10 +17,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from pairbench_async.protocol.boundaries import BOUNDARY_NAMES
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.hint_labels import parse_labelled_set, rule_prediction, score
+from pairbench_async.protocol.hint_labels import _hidden, parse_labelled_set, rule_prediction, score
 from pairbench_async.protocol.leakage import validate_hint
-from pairbench_async.protocol.hint_labels import _hidden
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,9 @@ def main() -> None:
                                     _hidden(task.reference))
             for kind in {_kind(r) for r in reasons}:
                 boundary = kind.split(":", 1)[0]
-                rules[(kind, "TP" if boundary in hint.broken else "FP")] += 1
+                # a rule of no Table II boundary (quote, length) is right when the hint breaks any
+                right = boundary in hint.broken if boundary in BOUNDARY_NAMES else bool(hint.broken)
+                rules[(kind, "TP" if right else "FP")] += 1
         hints = [h.__class__(**{**{f: getattr(h, f) for f in h.__struct_fields__}, "id": f"{name}:{h.id}"})
                  for h in data.hints]
         overall = score(hints, predicted)[-1]

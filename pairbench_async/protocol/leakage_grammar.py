@@ -274,11 +274,12 @@ def lead_only(clause: str) -> bool:
 
 #: a plural noun (after a sentence start, a determiner or a preposition) with an example list:
 #: "numerals such as IV, IX", "islands shaped like a U", "strings like '(('", "years, e.g. 1900"
-_EXAMPLE: Final = r"(?:[\"'“‘`(\[{]|-?\d|[A-Z]{1,4}\b|(?:an?\s+)?[A-Z]\b|(?:an?\s+)[\"'“‘])"
+_EXAMPLE: Final = r"(?-i:[\"'“‘`(\[{]|-?\d|[A-Z]{1,4}\b|(?:[Aa]n?\s+)?[A-Z]\b|(?:[Aa]n?\s+)[\"'“‘])"
 _PLURAL_EXAMPLES: Final = re.compile(
     r"(?:^|[.;:!?]\s+|\b(?:the|some|any|all|those|these|on|for|with|in|of|to|hmm,?|many|certain)\s+)"
     r"(?:[A-Za-z][\w-]*\s+)?(?P<noun>[A-Za-z][\w-]*[^s\W]s)\b(?:\s+[a-z]+ed)?,?\s+"
-    r"(?:such\s+as|like|e\.\s?g\.,?|for\s+example|for\s+instance|say)\s+" + _EXAMPLE,
+    r"(?:(?:like|say)\s+" + _EXAMPLE + r"|(?:such\s+as|e\.\s?g\.,?|for\s+example|for\s+instance),?\s+(?:" + _EXAMPLE
+    + r"|(?!(?:this|that|these|those|it|them|the|a|an)\b)\w+))",
     re.I | re.M,
 )
 #: "Strings that open brackets ...": a plural noun opening a sentence, with its relative clause
