@@ -121,3 +121,13 @@ def test_relative_clauses_with_a_modal_are_no_direction() -> None:
     assert "direction" not in rules("The index ends up one past the person who should go.", 3)
     assert "direction" not in rules("The invariant you need: the best covers every run seen so far.", 5)
     assert "direction" in rules("You need a different starting value for the best.", 5)
+
+
+def test_a_classification_or_norm_told_of_a_part_of_the_code_is_not_the_problem_s_rule() -> None:
+    # the program's doing described (state, L3) or a change asked of a code part: not a concept
+    assert "concept" not in rules("Some cells stay unvisited, so the scan later treats them as a new island.", 3)
+    assert "concept" not in rules("One arm stays unvisited, so it gets counted again as a new island.", 2)
+    assert "concept" not in rules("The division in the print statement should be a true division.", 4)
+    # the problem's rule, even told through the solution, still is one
+    assert "concept" in rules("The solution needs to distinguish between a value seen once and one seen twice.", 4)
+    assert "concept" in rules("Equal values are to be treated as one value.", 3)
