@@ -125,8 +125,8 @@ def test_relative_clauses_with_a_modal_are_no_direction() -> None:
 
 def test_a_classification_or_norm_told_of_a_part_of_the_code_is_not_the_problem_s_rule() -> None:
     # the program's doing described (state, L3) or a change asked of a code part: not a concept
-    assert "concept" not in rules("Some cells stay unvisited, so the scan later treats them as a new island.", 3)
-    assert "concept" not in rules("One arm stays unvisited, so it gets counted again as a new island.", 2)
+    assert "concept" not in rules("Some cells stay unvisited, so the scan later treats them as the start of a run.", 3)
+    assert "concept" not in rules("One value stays unseen, so it gets counted again as the start of a run.", 2)
     assert "concept" not in rules("The division in the print statement should be a true division.", 4)
     # the problem's rule, even told through the solution, still is one
     assert "concept" in rules("The solution needs to distinguish between a value seen once and one seen twice.", 4)
