@@ -28,10 +28,11 @@ import builtins
 import re
 from typing import Final
 
-__all__ = ["CLOSED", "POINTING", "constructed_imperative", "example_inputs", "request_verb"]
+__all__ = ["CLOSED", "LEAD", "POINTING", "adverbial", "constructed_imperative", "coordinated_imperative",
+           "example_inputs", "lead_only", "lone_verb", "open_verb", "pointing", "request_verb", "starts_with_lead"]
 
 #: the closed classes: a clause opening with one of these is no imperative
-CLOSED: Final = frozenset((
+CLOSED: Final = frozenset(
     # determiners and quantifiers
     "the a an this that these those each every all both some any no none either neither another such what which "
     "whose half several many much more most few fewer less least enough other "
@@ -60,7 +61,7 @@ CLOSED: Final = frozenset((
     "apparently right left back away together else exactly nearly roughly mostly somehow anyway "
     "meanwhile later earlier soon today true false same last next "
     # numerals
-    "zero two three four five six seven eight nine ten hundred thousand million twice".split()))
+    "zero two three four five six seven eight nine ten hundred thousand million twice".split())
 
 #: verbs that point at something to look at, think about or run: no change to the program
 POINTING: Final = frozenset((
@@ -131,13 +132,6 @@ def pointing(verb: str) -> bool:
     return False
 
 
-def open_verb(word: str, names: frozenset[str] = frozenset()) -> bool:
-    """Whether ``word`` may be an imperative verb: an open-class word, uninflected, not a pointing verb,
-    not a name of the program or of Python."""
-    return not (_base(word) in CLOSED or pointing(word) or _inflected(word) or word in names
-                or word.lower() in _PYTHON or not re.fullmatch(r"[A-Za-z][a-z]+(?:-[a-z]+)*", word))
-
-
 def _object(rest: list[str], names: frozenset[str], verb: str) -> bool:
     """Whether ``rest`` opens like a verb's object: a determiner, pronoun or possessive, a number used
     as a quantity, one of the program's names, a gerund ("keep searching"), or a preposition opening
@@ -182,7 +176,7 @@ def open_verb(word: str) -> bool:
 
 def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The change verb a clause opens with as an imperative, by construction (no change-verb list)."""
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     while words and _base(words[0]) in LEAD:
         words = words[1:]
     if len(words) < 2:
@@ -214,7 +208,7 @@ def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
 
 def lone_verb(sentence: str) -> str | None:
     """A sentence of one open-class word ("Add.", "Reset", "Change:"): an instruction, its object left out."""
-    words = _WORD.findall(sentence)
+    words: list[str] = _WORD.findall(sentence)
     return words[0] if len(words) == 1 and open_verb(words[0]) and not words[0].isupper() else None
 
 
@@ -230,7 +224,8 @@ def coordinated_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
 
 #: "could you look ...", "can you please make ...", "please seed ...", "let's give ...", "try seeding ..."
 _REQUEST: Final = re.compile(
-    r"\b(?:(?:could|can|would|will)\s+you|please|let['’]s|let\s+us)\s+(?:please\s+|also\s+|just\s+|maybe\s+|perhaps\s+)?"
+    r"\b(?:(?:could|can|would|will)\s+you|please|let['’]s|let\s+us)\s+"
+    r"(?:please\s+|also\s+|just\s+|maybe\s+|perhaps\s+)?"
     r"(?P<verb>[a-z][a-z-]*)\b|\btry\s+(?P<gerund>[a-z]+ing)\b",
     re.I,
 )
@@ -254,19 +249,19 @@ def request_verb(sentence: str, names: frozenset[str] = frozenset()) -> str | No
 
 def adverbial(clause: str) -> bool:
     """Whether ``clause`` opens as an adverbial ("When the next one is larger", "In the loop body")."""
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     return bool(words) and _base(words[0]) in _ADVERBIAL
 
 
 def starts_with_lead(clause: str) -> bool:
     """Whether ``clause`` opens with a lead word ("so carry the excess ...", "then give ...")."""
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     return bool(words) and _base(words[0]) in LEAD and _base(words[0]) != "and"
 
 
 def lead_only(clause: str) -> bool:
     """Whether ``clause`` is only lead words ("Also", "Then", "So now")."""
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     return bool(words) and all(_base(w) in LEAD for w in words)
 
 

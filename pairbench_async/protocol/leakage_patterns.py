@@ -453,9 +453,6 @@ _DIRECTION: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
-#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
-#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8)
-_CLAUSES: Final = re.compile(r",\s*|:\s*|\s+[-–—]+\s+")
 _LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
 #: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
 #: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
@@ -485,7 +482,7 @@ _OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
     program's identifiers, which after the verb are its object: "reset fails so ...")."""
-    words = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
+    words: list[str] = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _POINTING_REPAIRS:
@@ -580,13 +577,16 @@ def _constructed(sentence: str, names: frozenset[str]) -> str | None:
     return None
 
 
-#: the clause marks of :data:`_CLAUSES`, kept: a colon or a spaced dash opens an instruction of its own
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
+#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8); the
+#: marks are kept, since a colon or a spaced dash opens an instruction of its own and a comma only after
+#: a lead word or an adverbial clause (revision 9)
 _CLAUSE_SPLIT: Final = re.compile(r"(,\s*|:\s*|\s+[-–—]+\s+)")
 
 
 def _imperative_shape(clause: str) -> bool:
     """Whether a clause opens with a bare verb, pointing or not ("Look one character ahead and ...")."""
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+    words: list[str] = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
     while words and words[0].lower() in LEAD:
         words = words[1:]
     return bool(words) and (pointing(words[0]) or open_verb(words[0]))
@@ -596,7 +596,6 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
     reasons: list[str] = []
     sentences = _SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
-        parts = _CLAUSES.split(sentence)
         # "Lowercasing the line first ... rather than ...": a repair told as a gerund
         gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):

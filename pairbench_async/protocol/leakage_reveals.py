@@ -59,6 +59,12 @@ count word, not state; a concept as membership ("belongs to the sum", "is not pa
 "at most once" with any verb, "are leap years only when/unless", ", not two", "... matters.", "has
 no order"; not a passive "is treated as" (the program's doing described) nor "X counts <object>".
 
+Revision 9: an input pattern at L1 also by construction, a plural noun with an example list or a
+sentence-opening plural noun with its relative clause (:func:`.leakage_grammar.example_inputs`); the cause
+rule of ``state`` not for a cause that is a classification or a multiplicity; a classification whose
+subject is the program or a part of it, and a norm whose subject is a concrete part of the code, no
+``concept``.
+
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
@@ -433,8 +439,8 @@ def _of_output(hint: str, found: re.Match[str]) -> bool:
 #: a cause that is a classification or a multiplicity ("because the solution treats 'Word' and 'word' as
 #: different words", "allows the same item to be counted more than once"): the rule the program breaks
 #: (concept, L5), not what it fails to keep; the cause rule fired on 6 hints labelled otherwise of 20 (revision 9)
-_CLASSIFIES: Final = re.compile(r"\btreats?\b[^.;!?]*\bas\b(?!\s+(?:if|though)\b)|\ballows?\b|\bmore\s+than\s+once\b|\btwice\b|"
-                                r"\bas\s+(?:one|the\s+same|different|distinct|separate)\b", re.I)
+_CLASSIFIES: Final = re.compile(r"\btreats?\b[^.;!?]*\bas\b(?!\s+(?:if|though)\b)|\ballows?\b|"
+                                r"\bmore\s+than\s+once\b|\btwice\b|\bas\s+(?:one|the\s+same|different|distinct|separate)\b", re.I)
 
 
 def _sentence_rest(hint: str, start: int) -> str:

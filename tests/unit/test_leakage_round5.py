@@ -8,7 +8,11 @@ import pytest
 
 from pairbench_async.protocol.evidence import Evidence
 from pairbench_async.protocol.leakage import HiddenData, validate_hint
-from pairbench_async.protocol.leakage_grammar import constructed_imperative, example_inputs, request_verb
+from pairbench_async.protocol.leakage_grammar import (
+    constructed_imperative,
+    example_inputs,
+    request_verb,
+)
 
 PROBLEM = "Given n and then n integers, print the largest sum of a contiguous non-empty run of them."
 PROGRAM = ("n = int(input())\na = list(map(int, input().split()))\nbest = 0\ncur = 0\nfor x in a:\n"
