@@ -135,3 +135,9 @@ def test_a_classification_or_norm_told_of_a_part_of_the_code_is_not_the_problem_
     # the problem's rule, even told through the solution, still is one
     assert "concept" in rules("The solution needs to distinguish between a value seen once and one seen twice.", 4)
     assert "concept" in rules("Equal values are to be treated as one value.", 3)
+
+
+def test_a_verb_before_like_is_no_plural_noun_with_examples() -> None:
+    # "looks like 1+2": a verb ending in -s, a guess at the cause, not a class of inputs
+    assert "input_pattern" not in rules("The answer is too large: it looks like 3 and -1 are added twice.", 1)
+    assert "input_pattern" in rules("It breaks on lists like 3 -1 2.", 1)
