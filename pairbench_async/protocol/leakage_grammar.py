@@ -29,7 +29,7 @@ import re
 from typing import Final
 
 __all__ = ["CLOSED", "LEAD", "POINTING", "adverbial", "constructed_imperative", "coordinated_imperative",
-           "example_inputs", "lead_only", "lone_verb", "open_verb", "pointing", "request_verb", "starts_with_lead"]
+           "example_inputs", "exercise", "lead_only", "lone_verb", "open_verb", "pointing", "request_verb", "starts_with_lead"]
 
 #: the closed classes: a clause opening with one of these is no imperative
 CLOSED: Final = frozenset(
@@ -69,7 +69,8 @@ POINTING: Final = frozenset((
     "debug step walk run test print follow focus ask imagine suppose remember observe read study revisit "
     "reconsider suspect recall picture visualise visualize assume mind watch spot find figure work go trust "
     "count try simulate draw sketch explain describe tell say guess predict determine identify locate "
-    "pin question wonder expect agree hand-trace dry-run list pay bear have doubt recheck double-check "
+    "pin question wonder expect agree hand-trace dry-run list pay bear have doubt recheck double-check beware "
+    "sanity-check "
     "cross-check reason ponder analyse analyze evaluate estimate measure profile log dump display show").split())
 
 #: verbs whose object can be an input or a test: "give it an empty line", "feed the program ..."
@@ -121,9 +122,16 @@ _PYTHON_NAMES: Final = frozenset(n for t in (builtins, str, list, dict, set) for
                                  if not n.startswith("_") and n.islower() and len(n) > 2
                                  and not _inflected(n)) - CLOSED - {"input", "object", "type"}
 
+def exercise(clause: str) -> bool:
+    """Whether ``clause`` sets the candidate an exercise ("by hand", "on paper"): pointing, not a change."""
+    return bool(_EXERCISE.search(clause))
+
+
 def pointing(verb: str) -> bool:
     """Whether ``verb`` (any form) is a pointing or diagnostic verb: the gerund's stem too."""
     w = _base(verb)
+    if w.startswith("re") and len(w) > 4 and w[2:].lstrip("-") in POINTING:
+        return True  # "retrace", "re-run", "reexamine": pointing again
     if w in POINTING:
         return True
     if w.endswith("ing"):
@@ -156,6 +164,11 @@ def _object(rest: list[str], names: frozenset[str], verb: str) -> bool:
     return False
 
 
+#: nouns of attention in pointing idioms ("keep an eye on", "take a look", "take note", "pay attention")
+_ATTENTION: Final = frozenset("look eye note attention mind glance peek".split())
+#: a manner that makes an instruction an exercise: "by hand", "on paper", "in your head"
+_EXERCISE: Final = re.compile(r"\b(?:by\s+hand|on\s+paper|in\s+your\s+head|mentally|for\s+yourself|"
+                              r"yourself)\b", re.I)
 #: verbs that take a gerund as their object (a closed class)
 _ASPECTUAL: Final = frozenset("keep stop start begin continue resume quit finish avoid".split())
 #: endings of nouns and adjectives that are no verb's ("Divisibility by 15 ...", "divisible by 4")
@@ -200,8 +213,14 @@ def constructed_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
     # "Give it an empty line": testing the program on an input, not changing it
     if _base(verb) in _TESTING and _TESTED.search(" ".join(words[1:4])):
         return None
-    # "Take a look at ...": pointing
-    if _base(verb) == "take" and "look" in (_base(w) for w in words[1:4]):
+    # "Take a look at ...", "Keep an eye on ...", "Take note of ...": pointing idioms
+    if any(_base(w) in _ATTENTION for w in words[1:4]):
+        return None
+    # "Start by tracing ...", "Begin with the smallest input": where to start looking
+    if _base(verb) in ("start", "begin") and _base(after) in ("by", "with"):
+        return None
+    # "Compute the expected answer by hand": an exercise for the candidate, not a change to the program
+    if exercise(clause):
         return None
     return verb
 

@@ -82,6 +82,7 @@ from .leakage_grammar import (
     adverbial,
     constructed_imperative,
     coordinated_imperative,
+    exercise,
     lead_only,
     lone_verb,
     open_verb,
@@ -486,6 +487,9 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _POINTING_REPAIRS:
+        return None
+    # "Count the islands by hand": an exercise for the candidate (revision 9)
+    if exercise(clause):
         return None
     # "Code: print(f"...")": a call written out (code), not an instruction in words
     if re.match(r"\s*(?:\w+\s+)*?" + re.escape(words[0]) + r"\(", _BULLET.sub("", clause)):

@@ -69,6 +69,13 @@ def test_a_request_whose_verb_changes_the_program_is_a_direction(hint: str) -> N
     "Symptom: the answer is zero when it should be negative.",
     # testing the program on an input is observing, not changing
     "Give it a list of only negative numbers and compare.",
+    # pointing idioms, pointing again, where to start, an exercise by hand
+    "Keep an eye on the maximum as the loop runs.",
+    "Retrace the loop with the values -3 and -1.",
+    "Start by tracing the first two iterations.",
+    "Compute the expected answer by hand for a list of negatives.",
+    "Count the runs by hand on a short list.",
+    "Beware the value the maximum starts from.",
 ])
 def test_pointing_verbs_and_subjects_are_no_direction(hint: str) -> None:
     assert "direction" not in rules(hint, 5)
