@@ -70,7 +70,7 @@ POINTING: Final = frozenset((
     "reconsider suspect recall picture visualise visualize assume mind watch spot find figure work go trust "
     "count try simulate draw sketch explain describe tell say guess predict determine identify locate "
     "pin question wonder expect agree hand-trace dry-run list pay bear have doubt recheck double-check beware "
-    "sanity-check "
+    "sanity-check reproduce confirm recognise recognize understand know realise realize "
     "cross-check reason ponder analyse analyze evaluate estimate measure profile log dump display show").split())
 
 #: verbs whose object can be an input or a test: "give it an empty line", "feed the program ..."

@@ -54,6 +54,8 @@ def test_a_request_whose_verb_changes_the_program_is_a_direction(hint: str) -> N
     "Consider the value the maximum starts from.",
     "Could you walk through the loop with all values negative?",
     "Try tracing the first iteration.",
+    "Can you reproduce the failure with a list of negatives?",
+    "Could you confirm the answer for a single negative value?",
     "Take a look at how the maximum starts.",
     # a subject, not a verb: a noun and its finite verb, an adjective and its plural, a numbered noun
     "Negative inputs are where it goes wrong.",
