@@ -53,6 +53,18 @@ word in a relative clause with its own subject ("the half that the division shou
 "whether to" describes; "don't forget to", "remember to", lower/raise/align are instructions. A
 pointing verb ("inspect", "suspect", "where to look") places print, literal, division and slice too.
 
+Revision 9 (fresh15, an outside reviewer's set, missed directions with verbs no list held): the list of
+change verbs is gone. A direction is recognised by construction (:mod:`.leakage_grammar`): a clause
+opening with a word outside the closed classes (determiners, pronouns, prepositions, conjunctions,
+auxiliaries, wh-words, common adverbs, numerals), uninflected, not a pointing verb (look, check,
+trace, ...), followed by what opens an object (a determiner, pronoun, possessive, a number used as a
+quantity, the program's or Python's names, a bracketed literal, a preposition of a complement); a
+request ("could you <verb>", "please <verb>", "try <verb>ing") whose verb does not point; a change
+coordinated with a pointing verb ("look one character ahead and subtract ..."). Only the pointing
+verbs that also ask for a change in some frames ("check for", "print the count") keep their list and
+special cases. A parenthetical between commas ("the first column, read from bottom to top, becomes")
+opens no instruction, nor does a call written out ("print(f...)").
+
 Pure: no I/O.
 """
 
@@ -64,6 +76,20 @@ import functools
 import keyword
 import re
 from typing import Final
+
+from .leakage_grammar import (
+    LEAD,
+    adverbial,
+    constructed_imperative,
+    coordinated_imperative,
+    exercise,
+    lead_only,
+    lone_verb,
+    open_verb,
+    pointing,
+    request_verb,
+    starts_with_lead,
+)
 
 __all__ = ["code_identifiers"]
 
@@ -344,21 +370,11 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
 
 # --------------------------------------------------------------------------- direction
 
-_REPAIR_VERBS: Final = frozenset(
-    "change replace use switch initialise initialize add remove delete swap move reset "
-    "increment decrement insert modify rewrite revise update set fix store keep track sort "
-    "handle return break compute convert cast append make ensure avoid skip accumulate apply "
-    "call declare define wrap clamp limit iterate loop start introduce maintain guard "
-    "subtract multiply divide treat count check print output format read process traverse "
-    "visit mark merge normalise normalize lowercase uppercase compare include exclude extend "
-    "reverse stop begin restart record remember take pick choose build create allocate split "
-    "strip filter invert shift pass catch assign run test verify validate exit continue "
-    "emit write flip drop clear fill push pop sum reduce round truncate cap bound unmark restore "
-    "advance carry propagate adjust correct tweak alter amend recompute recalculate decrease increase "
-    "halve negate prepend collect save cache precompute trim pad join concatenate scan walk explore enqueue "
-    "dequeue relax bring put place rename undo redo wrap mod tighten loosen widen narrow shorten lengthen "
-    "flush tack attach dedupe deduplicate protect lower raise align right-align left-align indent".split()
-)
+#: pointing verbs that also ask for a change in some frames ("Check for an empty list first", "Print the
+#: count after the loop", "count a pair only while ..."): :func:`_imperative` reads them with its special
+#: cases. Every other verb is read by construction (:mod:`.leakage_grammar`): revision 9 dropped the list
+#: of change verbs that revisions 1-8 grew.
+_POINTING_REPAIRS: Final = frozenset("check compare count print read remember run test verify walk".split())
 #: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
 _NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
                                "can will would that".split())
@@ -373,7 +389,9 @@ _CHANGED: Final = (
 _DIRECTION: Final = re.compile(
     # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
-    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)|"
+    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "any sum you can actually get": what can be obtained, a relative clause on a quantity (revision 9)
+    r"(?!\s+(?:actually\s+|ever\s+|possibly\s+)?(?:get|obtain|reach|achieve|form|make|buy|afford)\b)|"
     # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
     r"\b(?:do\s+not|don['’]t|never)\s+forget\s+to\b|\bremember\s+to\b|"
     # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
@@ -381,7 +399,7 @@ _DIRECTION: Final = re.compile(
     r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
     r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:suggest|recommend|advise)\b|"
     r"\bit(?:['’]s|\s+is|\s+would\s+be|['’]d\s+be)\s+worth\s+[a-z]+ing\b|"
-    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
     rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
     r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
     r"modify|rewrite|update|store|keep|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
@@ -402,7 +420,7 @@ _DIRECTION: Final = re.compile(
     r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
-    r"produce|yield)\b)\w+|\byou\s+need\b|"
+    r"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$)|"
     # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
     r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
     r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"
@@ -436,9 +454,6 @@ _DIRECTION: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES: Final = re.compile(r"(?<=[.!?;:])\s+|\n+")
-#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
-#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8)
-_CLAUSES: Final = re.compile(r",\s*|:\s*|\s+[-–—]+\s+")
 _LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
 #: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
 #: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
@@ -468,10 +483,16 @@ _OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
     program's identifiers, which after the verb are its object: "reset fails so ...")."""
-    words = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
+    words: list[str] = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", _BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
-    if not words or words[0].lower() not in _REPAIR_VERBS:
+    if not words or words[0].lower() not in _POINTING_REPAIRS:
+        return None
+    # "Count the islands by hand": an exercise for the candidate (revision 9)
+    if exercise(clause):
+        return None
+    # "Code: print(f"...")": a call written out (code), not an instruction in words
+    if re.match(r"\s*(?:\w+\s+)*?" + re.escape(words[0]) + r"\(", _BULLET.sub("", clause)):
         return None
     # "Keep in mind that ...", "Remember that ...", "Bear in mind": a remark, not a repair
     if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
@@ -509,9 +530,6 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
     if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
         return None
-    # "Take a look at ...": pointing at a place is a location (L4's job), never a direction
-    if words[0].lower() in ("take", "have") and "look" in (w.lower() for w in words[1:4]):
-        return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
     if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
             len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
@@ -533,19 +551,73 @@ _PROGRAM_DOES: Final = re.compile(r"\b(?:the\s+(?:solution|program|code|loop|fun
                                   r"[^.;:!?]*$", re.I)
 
 
+def _starts(sentence: str) -> list[str]:
+    """Where an imperative may open in a sentence: its start, a clause after a colon or a spaced dash,
+    after a lead word ("Also, require ..."), a clause opening with one ("..., so carry ..."), or the main
+    clause after an adverbial one ("When the next is larger, subtract ..."); not a parenthetical between
+    commas ("the first column, read from bottom to top, becomes ...": revision 9)."""
+    pieces = _CLAUSE_SPLIT.split(sentence)
+    parts, seps = pieces[0::2], pieces[1::2]
+    starts = [parts[0]]
+    for index, part in enumerate(parts[1:], 1):
+        sep = seps[index - 1].strip()
+        if sep and sep != "," or part[:1].islower() and (lead_only(parts[index - 1]) or adverbial(parts[0])
+                                                         or starts_with_lead(part)):
+            starts.append(part)
+    return starts
+
+
+def _constructed(sentence: str, names: frozenset[str]) -> str | None:
+    """An imperative by construction (:mod:`.leakage_grammar`) at one of the sentence's :func:`_starts`,
+    or a change coordinated with an imperative there."""
+    for part in _starts(sentence):
+        verb = constructed_imperative(part, names)
+        if verb:
+            return verb
+        if _imperative_shape(part):
+            verb = coordinated_imperative(part, names)
+            if verb:
+                return verb
+    return None
+
+
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
+#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8); the
+#: marks are kept, since a colon or a spaced dash opens an instruction of its own and a comma only after
+#: a lead word or an adverbial clause (revision 9)
+_CLAUSE_SPLIT: Final = re.compile(r"(,\s*|:\s*|\s+[-–—]+\s+)")
+
+
+def _imperative_shape(clause: str) -> bool:
+    """Whether a clause opens with a bare verb, pointing or not ("Look one character ahead and ...")."""
+    words: list[str] = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+    while words and words[0].lower() in LEAD:
+        words = words[1:]
+    return bool(words) and (pointing(words[0]) or open_verb(words[0]))
+
+
 def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
     reasons: list[str] = []
-    for sentence in _SENTENCES.split(hint):
-        parts = _CLAUSES.split(sentence)
+    sentences = _SENTENCES.split(hint)
+    for index, sentence in enumerate(sentences):
         # "Lowercasing the line first ... rather than ...": a repair told as a gerund
         gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
             reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
             break
-        verb = _imperative(parts[0], names) or next(
-            (v for part in parts[1:] if (v := _imperative(part, names)) and part[:1].islower()), None)
+        verb = next((v for part in _starts(sentence) if (v := _imperative(part, names))), None)
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
+            break
+        # a lone word before a colon heads what follows ("Symptom: ..."), unless nothing follows ("Change:")
+        verb = _constructed(sentence, names) or (
+            lone_verb(sentence) if not sentence.rstrip().endswith(":") or index == len(sentences) - 1 else None)
+        if verb:
+            reasons.append(f"direction: imperative by construction {verb!r}")
+            break
+        verb = request_verb(sentence, names)
+        if verb:
+            reasons.append(f"direction: request {verb!r}")
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
