@@ -41,9 +41,11 @@ from ..core.types import Message
 from .evidence import Evidence
 from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
-from .leakage_patterns import code_reasons, direction_reasons, location_reasons, program_names
+from .leakage_concept import concept_reasons
+from .leakage_direction import direction_reasons
+from .leakage_patterns import code_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
-from .leakage_reveals import concept_reasons, input_pattern_reasons, state_reasons
+from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import candidate_quotes, program_shape, structural_code_reasons
 
 __all__ = [

@@ -1,0 +1,225 @@
+"""The leakage rule for the concept row of Table II: the missing rule or reasoning, reserved
+for L5 (seed 000, Table II: "the missing invariant, condition, or reasoning needed to handle
+the scenario"). Its classes, revision by revision, are listed with the other middle rows in
+:mod:`.leakage_reveals`, whose symptom cues (a feature of the output, a deviation from the
+expected output) and state rule it reuses: a contrast about the output or the program's state
+is not a rule. Reads the hint only. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from .leakage_reveals import OUTPUT_CUE, TOO, state_reasons
+
+__all__ = ["concept_reasons"]
+
+
+_NORM: Final = re.compile(
+    r"(?<!\byou\s)(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthere\s)(?<!\bwhere\sit\s)(?<!\bthan\sit\s)"
+    r"\b(?:must|needs?\s+to|has\s+to|have\s+to|should)\s+(?:always\s+|never\s+|only\s+|also\s+|still\s+|"
+    r"first\s+)?(?:(?:not|never)\s+\w+|be\b(?!\s*[\d\"'“‘-])(?!\s*(?:[.,;:!?)]|$))|distinguish|differentiate|consider|account\s+for|"
+    r"take\s+into\s+account|respect|satisfy|hold|remain|stay|treat|count|include|exclude|allow|cover|"
+    r"show|contain|ignore|match|equal|depend|come|fall|belong|follow|preserve|obey|reflect)",
+    re.I,
+)
+_CONCEPT_PATTERNS: Final = (
+    _NORM,
+    re.compile(r"\b(?:counts?|counted|treats?|treated|considers?|considered|regards?|sees)\s+[^.;:!?]{0,40}?\bas\s+"
+               r"(?:(?:a|an|the|two|three|several)\s+)?(?:separate|different|distinct|same|one|new|single|valid|"
+               r"invalid|equal|unique)\b|\b(?:is|are)\s+only\s+(?:[\w-]+\s+){0,3}?(?:when|if)\b|"
+               r"\bcounts?\s+as\b|\b(?:is|are)\s+to\s+be\s+(?:treated|regarded|considered|seen)\s+as\b|"
+               r"\bstill\s+(?:overlap|counts?\s+as|belong|qualif|match|form)\w*|\bbelongs?\s+to\s+the\s+same\b|"
+               r"\bdistinguish\w*\s+between\b|\bdifferentiat\w*\b|\b(?:is|are)\s+equivalent\b", re.I),
+    # membership in what the problem asks for: "only values greater than zero belong to the sum",
+    # "zeros are not part of the requested total", "count toward the lock" (revision 8; of the tests or
+    # the output it is the symptom, and in a wh-clause, "keep account of which items belong in the
+    # result", it is what the program tracks: see _tracked)
+    _MEMBERSHIP := re.compile(
+        r"\b(?:belongs?|belonging)\s+(?:to|in)\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|outputs?|expected))|"
+        r"\b(?:is|are)\s+(?:not\s+)?(?:a\s+)?part\s+of\b(?!\s+(?:the\s+)?(?:hidden|failing|public|sample|tests?|"
+        r"outputs?|expected))|\bcounts?\s+towards?\b", re.I),
+    re.compile(r"\b(?:used|taken|counted|visited|processed|picked|chosen|included|contribut\w*|applied|"
+               r"added|considered)\s+(?:\w+\s+)?(?:at\s+most|at\s+least|exactly|only|more\s+than|not\s+more"
+               r"\s+than)\s+once\b|\bcounted\s+twice\b|\bdouble[\s-]?count\w*|\breus(?:e|ed|es|ing)\b|"
+               # "each item can be packed at most once": the bound is the rule, whatever the verb (revision 8)
+               r"\b(?:at\s+most|no\s+more\s+than)\s+once\b(?!\s+in\s+(?:the|your|its)\s+(?:\w+\s+)?output)", re.I),
+    re.compile(r"\binvariants?\b|\bsymmetric\w*|\bcommut\w*|\b(?:modular|multiplicative)\s+inverse\b|"
+               r"\binverse\s+of\b|\b(?:not|only)\s+valid\b|\binvalid\s+(?:after|when|for|on)\b|"
+               r"\bstrictly\s+(?:smaller|less|greater|larger|below|above)\b|"
+               r"\bcannot\s+be\s+empty\b|\bcan\s+be\s+(?:negative|zero|empty)\b|\bby\s+definition\b|"
+               r"\bthe\s+key\s+(?:idea|insight|observation|point|fact|property)\b|"
+               r"\b(?:note|remember|keep\s+in\s+mind|recall)\s+that\b|\b(?:not\s+)?(?:enough|sufficient)\s+to\b|"
+               r"\bthe\s+(?:problem|statement|task)\s+(?:requires|expects|guarantees|defines|states|says)\b|"
+               r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
+               r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b"
+               r"(?!\s+(?:some|a\s+few|certain|most|many|the|these)?\s*(?:of\s+the\s+)?(?:hidden\s+)?tests?\b)",
+               re.I),
+    # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
+    re.compile(r"\b(?:order|case|sign|multiplicity|position|positions|count|counts|parity|frequency|"
+               r"repetition|duplicates?|sequence)\s+(?:matters|counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|"
+               r"doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|\bis\s+what\s+(?:matters|counts)\b|\b(?:order|case|sign|"
+               r"multiplicity|position|positions|count|counts|parity|frequency|repetition|duplicates?|sequence)\s+(?:matters|"
+               r"counts(?=\s*(?:[,.;:!?)]|$))|does\s+not\s+matter|doesn't\s+matter|is\s+irrelevant|plays\s+no\s+role)\b|"
+               r"\bplays\s+no\s+role\b|\bmatters(?=\s*(?:[,.;:!?)]|$))|\bin\s+both\s+directions\b|"
+               r"\bboth\s+ways\b|\b(?:has|have|with)\s+no\s+(?:(?:defined|guaranteed|fixed|stable)\s+)?order\b|"
+               r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
+               r"unless)\b|"
+               r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
+               r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
+    # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
+    # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
+    _CLASSIFIED := re.compile(r"(?<!\bcount\s)(?<!\bcounter\s)(?<!\bindex\s)(?<!\bsearch\s)"
+               r"(?<!\bparser\s)(?<!\bupdate\s)(?<!\bposition\s)(?<!\blist\s)(?<!\barray\s)(?<!\bmap\s)"
+               r"(?<!\btable\s)(?<!\bprogram\s)(?<!\bsolution\s)(?<!\bcode\s)(?<!\bloop\s)(?<!\bfunction\s)"
+               r"(?<!\bit\s)(?<!\bthe\s)\b(?:count|counts|counted|counting|treat|treats|treated|treating|regard|regards|regarded)\s+"
+               r"(?:(?!as\b)[\w'-]+\s+){1,4}?as\s+(?:(?:a|an|the|two|one|being)\s+)?(?!if\b|though\b|well\b|much\b|many\b|"
+               r"expected\b|before\b|soon\b|long\b|far\b|often\b|usual\b|follows\b)[a-z]{3,}", re.I),
+    # a multiplicity: "you add the middle element twice", "includes the centre two times"
+    re.compile(r"\b(?:add|adds|added|adding|count|counts|counted|counting|include|includes|included|including|"
+               r"use|uses|used|using|visit|visits|visited|take|takes|took|taken|sum|sums|summed|subtract|subtracts|"
+               r"subtracted)\s+(?:[\w'-]+\s+){0,4}?(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often)\b",
+               re.I),
+    # an order of the problem's events: "events at the same time must have ends first"
+    re.compile(r"\b(?:must|should|has\s+to|have\s+to|needs?\s+to)\s+(?:have\s+\w+\s+(?:first|before|after|last)|"
+               r"precede|come\s+(?:first|before|after|last)|go\s+(?:first|before|after|last))\b", re.I),
+    # a definition: "a quantity of zero means the item is gone"
+    re.compile(r"\b(?:means|implies)\s+(?:that\s+)?(?:the|a|an|it|they|there)\s+(?!(?:output|answer|result|program|"
+               r"printed|code|solution)\b)\w+\s+(?:is|are|has|have|must|should|cannot|can't|no\s+longer)\b", re.I),
+    # a constraint on two things at once: "Two equal values can never both sit in ..." (issue 24, round 3)
+    re.compile(r"\b(?:can|could|may)(?:\s+not|\s+never|not|n['’]t)\s+both\b|\bnever\s+both\b", re.I),
+    re.compile(r"\b(?:can|may|could)\s+only\s+(?:\w+\s+){1,2}?(?:once|when|if|after|before|while|until)\b|"
+               r"\b(?:can|may)(?:\s+never|\s+not|not|n['’]t)\s+(?:\w+\s+)?(?:before|until|unless)\b", re.I),
+    # a fact ignored: "ignores that a / b is already an integer" (what the program ignores of its data,
+    # "the update ignores the arrival time", is L3's: issue 24, round 3)
+    re.compile(r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bsimply\s)(?<!\bjust\s)(?<!\bthen\s)"
+               r"(?<!\bgets\s)(?<!\bget\s)\b(?:ignores?|ignored|ignoring|neglects?|overlooks?|disregards?)\s+"
+               r"(?:that|the\s+fact|whether|how|the\s+(?:rule|requirement|constraint|condition|possibility|case\s+"
+               r"(?:where|when|that)))\b|"
+               r"\b(?:does\s+not|doesn't|fails?\s+to|never)\s+(?:consider|distinguish|respect|differentiate|"
+               r"take\s+into\s+account)\b", re.I),
+)
+
+
+#: the subject of a norm that is the program's output: "The output should be NO" is the symptom
+_OUTPUT_SUBJECT: Final = re.compile(r"\b(?:outputs?|answers?|results?|printed\s+\w+|program|"
+                                    r"values?\s+printed|count|number\s+printed)\b[^,.;:!?]{0,12}$", re.I)
+
+
+#: "should be compared with ...", "must be reduced modulo 24": a change to the program (a direction), not a rule
+_REPAIR_PARTICIPLE: Final = re.compile(
+    r"\s+(?:(?:also|now|instead|first|then|rather)\s+)?(?:initiali[sz]ed|reset|changed|replaced|swapped|"
+    r"compared|reduced|wrapped|rounded|truncated|capped|clamped|converted|cast|moved|updated|incremented|"
+    r"decremented|restarted|cleared|marked|unmarked|subtracted|multiplied|divided|shifted|extended|appended|"
+    r"inserted|removed|deleted|stored|rewritten|revised|recomputed|recalculated|adjusted|corrected|sorted|"
+    r"computed\s+(?:from|right|left|backwards|in\s+reverse)|iterated|traversed|"
+    r"called|(?:not|never)\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|append|print))\b",
+    re.I,
+)
+
+
+#: "it should be (a - 1) // k": an expression asked for is a direction (or code), not a rule
+_CODE_VALUE: Final = re.compile(r"\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?\w")
+
+
+#: "... has to be found again every time": the cost of what the program does, not a rule
+_REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
+
+
+#: a correction by contrast: "must cost infinity, not zero", "run on until the next operator, not for
+#: just one character", "Closeness in value, not in position" (issue 24, round 3); the clause before
+#: it must not be about the program, its state or its output ("The solution records the first
+#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
+_CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
+                              r"two|three|four|twice|the|a|an)\b", re.I)
+_PROGRAM_CLAUSE: Final = re.compile(
+    r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
+    r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
+    r"lands?|wrong|incorrect|differs?)\b", re.I)
+
+
+#: a multiplicity guessed from the output, as Table II's own L1 example does ("suggesting that
+#: something may be counted extra"): "It looks as though some ways are counted more than once"
+#: is the symptom (issue 24, round 3)
+_MULTIPLE: Final = re.compile(r"\b(?:twice|two\s+times|more\s+than\s+once|once\s+too\s+often|double[\s-]?count\w*)\b",
+                              re.I)
+_HEDGE: Final = re.compile(r"\b(?:as\s+though|as\s+if|seems?|seemingly|suggest\w*|may|might|perhaps|possibly|"
+                           r"probably|looks?\s+like|apparently|presumably)\b", re.I)
+
+
+def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;!?\n"), default=-1) + 1
+    return bool(_MULTIPLE.search(found.group()) and _HEDGE.search(hint[start: found.start()]))
+
+
+#: "which items", "what values", "whether a word": a wh-clause a membership is embedded in
+_WH_BEFORE: Final = re.compile(r"\b(?:which|what|whether|how\s+many)\s+(?:[\w-]+\s+){0,3}$", re.I)
+
+
+def _tracked(hint: str, found: re.Match[str]) -> bool:
+    """Whether a membership is embedded in a wh-clause ("keeps account of which items belong in the
+    result"): what the program tracks (L3), not the problem's rule."""
+    return bool(_WH_BEFORE.search(hint, 0, found.start()))
+
+
+def _contrast(hint: str) -> re.Match[str] | None:
+    for found in _CONTRAST.finditer(hint):
+        start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
+        clause = hint[start: found.start()]
+        if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not OUTPUT_CUE.search(clause)
+                and not TOO.search(clause) and not state_reasons(clause)):
+            return found
+    return None
+
+
+#: the subject of a clause that is a part of the program ("The else branch must not call ...", "the scan
+#: later treats them as ...", "it gets counted again as ..."): what the program does or should do, not the
+#: problem's rule (revision 9: 6 of the concept rule's 9 false positives over every set; read as a
+#: direction instead, it rejected 7 clean or differently labelled hints for 2 right ones, so it is not)
+_PART: Final = (r"(?:program|solution|code|loop|function|scan|search|traversal|branch|statement|division|print|"
+                r"expression|call|defaults?|assignment|update|initiali[sz]ation|variable|dictionary|dict|array|"
+                r"table|counter|stack)")
+_PROGRAM_SUBJECT: Final = re.compile(
+    rf"(?:\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){{0,2}}?{_PART}\b(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?"
+    r"|(?<![\w'])(?:it|they)\b)\s+(?:(?:later|then|now|still|also|again|just|simply|only)\s+)?"
+    r"(?:gets?\s+|got\s+)?$", re.I)
+
+
+#: for a norm, only a concrete part of the code: "the solution needs to distinguish ..." and "it must never
+#: be the cheaper option" state the problem's rule through the program, as the labelled sets read them
+_CODE_PART_SUBJECT: Final = re.compile(
+    r"\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){0,2}?(?:branch|statement|division|print|expression|call|defaults?|"
+    r"assignment|update|initiali[sz]ation|variable|dictionary|dict|array|counter|stack)\b"
+    r"(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?\s+(?:(?:later|then|now|still|also|again|just|simply|only)\s+)?$", re.I)
+
+
+def _program_subject(hint: str, start: int, subject: re.Pattern[str] = _PROGRAM_SUBJECT) -> bool:
+    clause_start = max((hint.rfind(mark, 0, start) for mark in ".;:!?,\n"), default=-1) + 1
+    return bool(subject.search(hint[clause_start:start]))
+
+
+def concept_reasons(hint: str) -> list[str]:
+    found = _contrast(hint)
+    if found:
+        return [f"concept: states the missing rule by contrast {_show(found.group())} "
+                "(reserved for L5 and above)"]
+    for pattern in _CONCEPT_PATTERNS:
+        found = next((m for m in pattern.finditer(hint)
+                      if not (pattern is _CLASSIFIED and _program_subject(hint, m.start()))
+                      and not (pattern is _NORM and _program_subject(hint, m.start(), _CODE_PART_SUBJECT))
+                      and not (pattern is _NORM and _OUTPUT_SUBJECT.search(hint[max(0, m.start() - 40): m.start()])
+                              and re.search(r"\bbe\b", m.group()))
+                      and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
+                      and not (pattern is _NORM and _REDONE.match(hint, m.end()))
+                      and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not (pattern is _MEMBERSHIP and _tracked(hint, m))
+                      and not _guessed_multiplicity(hint, m)), None)
+        if found:
+            return [f"concept: states the missing rule or reasoning {_show(found.group())} "
+                    "(reserved for L5 and above)"]
+    return []
+
+
+def _show(text: str) -> str:
+    return repr(" ".join(text.split())[:40])

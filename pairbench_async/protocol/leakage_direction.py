@@ -1,0 +1,285 @@
+"""The leakage rule for the direction row of Table II: a change asked of the programmer, reserved
+for L6 (seed 000, Table II: L6 gives "the concrete repair direction"). Recognised by
+construction (:mod:`.leakage_grammar`): an imperative, a request or a modal addressed to the
+programmer whose verb does not merely point (look, compare, trace ...), or a passive asking for a
+change ("should be reset"); the classes, revision by revision, are listed with the code and
+location rules in :mod:`.leakage_patterns`. Reads the hint only. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from .leakage_grammar import (
+    LEAD,
+    adverbial,
+    constructed_imperative,
+    coordinated_imperative,
+    exercise,
+    lead_only,
+    lone_verb,
+    open_verb,
+    pointing,
+    request_verb,
+    starts_with_lead,
+)
+from .leakage_patterns import BULLET, SENTENCES
+
+__all__ = ["direction_reasons"]
+
+
+#: pointing verbs that also ask for a change in some frames ("Check for an empty list first", "Print the
+#: count after the loop", "count a pair only while ..."): :func:`_imperative` reads them with its special
+#: cases. Every other verb is read by construction (:mod:`.leakage_grammar`): revision 9 dropped the list
+#: of change verbs that revisions 1-8 grew.
+_POINTING_REPAIRS: Final = frozenset("check compare count print read remember run test verify walk".split())
+#: a word after a sentence-initial verb that makes the verb a noun ("Sort order is ...")
+_NOUN_AFTER: Final = frozenset("is are was were of order has have seems looks appears does did "
+                               "can will would that".split())
+#: "should/must ... be <participle>": a change to the program (passive), not a rule of the problem
+_CHANGED: Final = (
+    r"(?:initiali[sz]ed|increased|incremented|decremented|decreased|reset|changed|replaced|moved|added|"
+    r"removed|swapped|stored|updated|used|called|set|appended|inserted|deleted|rewritten|revised|"
+    r"converted|cast|clamped|wrapped|skipped|declared|defined|done\s+(?:with|by|using)|"
+    r"computed\s+(?:with|by|using|from\s+(?:the\s+)?(?:right|left|end)|right\s+to\s+left|backwards|in\s+reverse)|"
+    r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
+)
+_DIRECTION: Final = re.compile(
+    # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
+    r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
+    r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "any sum you can actually get": what can be obtained, a relative clause on a quantity (revision 9)
+    r"(?!\s+(?:actually\s+|ever\s+|possibly\s+)?(?:get|obtain|reach|achieve|form|make|buy|afford)\b)|"
+    # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
+    r"\b(?:do\s+not|don['’]t|never)\s+forget\s+to\b|\bremember\s+to\b|"
+    # the future or conditional of the same ask: "you'll want to record it", "you'd need to", "I'd suggest",
+    # "it's worth keeping" (issue 24, round 3)
+    r"\byou(?:['’]ll|['’]d|\s+will|\s+would)\s+(?:probably\s+|also\s+)?(?:want|need|have)\s+to\b|"
+    r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:suggest|recommend|advise)\b|"
+    r"\bit(?:['’]s|\s+is|\s+would\s+be|['’]d\s+be)\s+worth\s+[a-z]+ing\b|"
+    rf"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)(?<!\bthere\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+    rf"(?:(?:also|now|instead|first|then|rather|only|not|never|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
+    r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|"
+    r"modify|rewrite|update|store|keep|sort|iterate|loop|start|stop|skip|call|append|accept|check|"
+    r"compare|subtract|process|traverse|visit|mark|convert|cast|clamp|wrap|guard|handle|allocate|"
+    r"record|go|run|begin|restart|break|continue|exit|set)\b|be\s+(?:a|an)\s+(?:dict|dictionary|map|"
+    r"hash\s*map|set|list|array|counter|stack|queue|heap|deque|tuple|integer|int|float|string|loop)\b|"
+    r"be\s+(?!(?:decided|processed|handled|considered|counted|resolved|settled|seen|known)\b)[a-z]+(?:ed|en)\s+"
+    r"(?:before|after|first|using|with|into|instead)\b)|"
+    r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
+    r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
+    r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
+    r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|\bchang(?:e|ing)\b[^.\n]"
+    r"{0,40}\bto\b|\bthe\s+fix\s+is\b|"
+    # "would fix it", "solves it", "is the remedy", "It would help to", "what is needed is", "ought to continue"
+    r"\b(?:would|will|should|could|might)\s+(?:\w+\s+)?(?:fix|solve|repair|correct|resolve|cure|avoid|remove)\b|"
+    r"\b(?:fix(?:es)?|solves?|repairs?|corrects?|resolves?|cures?)\s+(?:it|this|that|the\s+(?:bug|problem|issue|"
+    r"error|count|output|answer|result))\b|\bthe\s+(?:fix|remedy|cure|repair|correction|right\s+move)\s+"
+    r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
+    r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
+    r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
+    r"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$)|"
+    # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
+    r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
+    r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"
+    r"(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?[\w.\[\]]+|"
+    r"\bmakes?\s+the\s+\w+\s+(?:correct|right)\b|\bgives?\s+the\s+(?:right|correct)\s+(?:value|answer|result|output)\b|"
+    r"\b(?:should|must|needs?\s+to|has\s+to)\s+be\s+(?:a|an)\s+[\w\s-]{0,30}?\s+rather\s+than\b|"
+    # a change asked for with a gerund: "the hours just need reducing modulo 24", "wants resetting"
+    r"\b(?:needs?|wants?|requires?)\s+(?:\w+\s+)?(?!(?:some|no|any|every)thing\b|being\b|having\b|knowing\b)"
+    r"[a-z]+ing\b(?!\s+(?:of|that)\b)|"
+    # "must become start + d"
+    r"\b(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:instead\s+)?become\b|"
+    r"\b(?:needs|requires|is\s+missing|lacks)\s+(?:an?\s+|the\s+)?`?(?:abs|sorted|sort|set|min|max|sum|len|round|"
+    r"int|str|reversed|range|break|return|continue|else|guard|modulo|mod)\b`?\s+(?:around|on|before|after|at|call|"
+    r"here|there|to|in)\b|`?\b(?:abs|sorted|set|min|max|sum|len|round|reversed|break|return|continue|else)`?\s+"
+    r"(?:is|are)\s+missing\b|"
+    # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
+    # is to dedupe ...", "how about sorting ..."
+    r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
+    r"expect\b|think\b|have\b)[a-z]+\b|"
+    r"\b(?:have|did)\s+you\s+(?:considered|tried|thought\s+(?:about|of))\s+[a-z]+ing\b|"
+    r"\b(?:how|what)\s+about\s+[a-z]+ing\b|\bwhy\s+not\s+[a-z]+\b|"
+    r"\bwhat\s+(?:you|the\s+(?:program|code|solution))\s+(?:want|need|should\s+do)\w*\s+(?:here\s+)?is\s+to\b|"
+    r"\b(?:must|should|needs?\s+to|has\s+to)\s+not\s+(?:call|use|loop|scan|compute|recompute|iterate|sort|"
+    r"append|print|add|subtract|reset)\b|"
+    # "your stack-based search should push neighbours ...": the candidate's own code told what to do
+    r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
+    r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
+    r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
+    r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
+    r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",
+    re.IGNORECASE,
+)
+_LEAD: Final = frozenset("and then so just simply also first instead finally only".split())
+#: a finite verb right after a sentence-initial repair verb makes that verb a noun, the sentence's
+#: subject: "Count values are too small", "Output lines have ...", "Uppercase vowels are not counted"
+_FINITE: Final = frozenset("is are was were has have had seems seem looks appears does do did can will "
+                           "would pass passes fail fails print prints give gives come comes stay stays "
+                           "contain contains exceed exceeds differ differs".split())
+#: words that open a clause of their own inside an instruction ("Count values that are ...", "check for
+#: an empty list first and print EMPTY")
+_SUBORDINATE: Final = frozenset("that which who whose where when whenever if unless so because since until while "
+                                "it they there we you he she as than once before after and or then what how whether".split())
+
+
+#: words that open a verb's object (the verb is an instruction then)
+_OBJECT_LEAD: Final = frozenset("the a an each every all both its their this that these those it them".split())
+#: a complement that makes the verb before it a subject's predicate ("go wrong", "run out"); a degree
+#: word makes it a noun with its adjective ("Output too large on ...", revision 8)
+_COMPLEMENT: Final = frozenset("wrong right wrongly badly off astray awry missing unnoticed out "
+                               "too very slightly much far".split())
+
+
+#: verbs that also ask the programmer to observe, not to change, when their object is the output or a test
+_OBSERVING: Final = frozenset("compare run test try trace start begin read".split())
+_OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?|tests?|test\s+cases?|examples?|"
+                              r"samples?|inputs?)\b", re.IGNORECASE)
+
+
+def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
+    """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
+    program's identifiers, which after the verb are its object: "reset fails so ...")."""
+    words: list[str] = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", BULLET.sub("", clause))
+    while words and words[0].lower() in _LEAD:
+        words = words[1:]
+    if not words or words[0].lower() not in _POINTING_REPAIRS:
+        return None
+    # "Count the islands by hand": an exercise for the candidate (revision 9)
+    if exercise(clause):
+        return None
+    # "Code: print(f"...")": a call written out (code), not an instruction in words
+    if re.match(r"\s*(?:\w+\s+)*?" + re.escape(words[0]) + r"\(", BULLET.sub("", clause)):
+        return None
+    # "Keep in mind that ...", "Remember that ...", "Bear in mind": a remark, not a repair
+    if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
+                " ".join(words).lower()):
+        return None
+    if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
+        return words[0]
+    if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
+        return None
+    # "Test 3 prints 9": a noun with a number; "Count values are ...": a noun phrase as subject
+    # ("Add (900, ...)": a literal after the verb is its object, not a number naming a noun)
+    literal = re.match(r"\s*[A-Za-z]+\s+[(\[{\"']", BULLET.sub("", clause))
+    numbered = len(words) > 1 and words[1][0].isdigit() and not literal and (
+        len(words) == 2 or words[2].lower() in _FINITE or words[2].lower() in ("of", "and", "or", "to"))
+    if len(words) > 1 and (numbered or any(w.lower() in _FINITE for w in words[1:3])):
+        return None
+    # "Count values in the output are right": a bare noun after the verb and a finite verb later with no
+    # clause of its own in between make the opening words the sentence's subject (revision 8)
+    if len(words) > 2 and words[1].lower() not in (*_OBJECT_LEAD, "to") and words[1] not in names:
+        for word in words[2:]:
+            if word.lower() in _SUBORDINATE:
+                break
+            if word.lower() in _FINITE:
+                return None
+    # "Test lines with repeated words fail": a subject whose clause ends with its verb
+    if words[-1].lower() in ("fail", "fails", "pass", "passes", "break", "breaks", "crash", "crashes"):
+        return None
+    # "Change amounts such as 5 ...", "Lowercase input like ff fails": a noun phrase with its example
+    if len(words) > 2 and words[1].lower() not in _OBJECT_LEAD and words[2].lower() in ("such", "like", "containing",
+                                                                                       "whose", "where"):
+        return None
+    # "..., and numbers one less than such squares, go wrong": a predicate, not an instruction
+    if len(words) > 1 and words[1].lower() in _COMPLEMENT:
+        return None
+    # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
+    if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
+        return None
+    # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
+    if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
+            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
+            words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
+        return None
+    return words[0]
+
+
+#: what comes right before a repair word that makes it part of a description: a relative clause with
+#: its own subject ("the half that the division should keep is thrown away") or the program's choice
+#: ("the condition that decides whether to replace best"): neither asks the programmer for a change (revision 8)
+_DESCRIBED_CHOICE: Final = re.compile(
+    r"(?:\b(?:that|which)\s+(?:the|its|this|each|every)\s+[\w-]+\s+|\bwhether\s+(?:or\s+not\s+)?to\s+)$", re.I)
+
+
+#: "the solution subtracts the distance instead of adding it": what the program does, told against what it
+#: should, describes it (state, L3), it does not ask for the change (revision 8)
+_PROGRAM_DOES: Final = re.compile(r"\b(?:the\s+(?:solution|program|code|loop|function)|it)\s+(?:\w+ly\s+)?[a-z]+s\b"
+                                  r"[^.;:!?]*$", re.I)
+
+
+def _starts(sentence: str) -> list[str]:
+    """Where an imperative may open in a sentence: its start, a clause after a colon or a spaced dash,
+    after a lead word ("Also, require ..."), a clause opening with one ("..., so carry ..."), or the main
+    clause after an adverbial one ("When the next is larger, subtract ..."); not a parenthetical between
+    commas ("the first column, read from bottom to top, becomes ...": revision 9)."""
+    pieces = _CLAUSE_SPLIT.split(sentence)
+    parts, seps = pieces[0::2], pieces[1::2]
+    starts = [parts[0]]
+    for index, part in enumerate(parts[1:], 1):
+        sep = seps[index - 1].strip()
+        if sep and sep != "," or part[:1].islower() and (lead_only(parts[index - 1]) or adverbial(parts[0])
+                                                         or starts_with_lead(part)):
+            starts.append(part)
+    return starts
+
+
+def _constructed(sentence: str, names: frozenset[str]) -> str | None:
+    """An imperative by construction (:mod:`.leakage_grammar`) at one of the sentence's :func:`_starts`,
+    or a change coordinated with an imperative there."""
+    for part in _starts(sentence):
+        verb = constructed_imperative(part, names)
+        if verb:
+            return verb
+        if _imperative_shape(part):
+            verb = coordinated_imperative(part, names)
+            if verb:
+                return verb
+    return None
+
+
+#: where an imperative may also start inside a sentence: "In the loop, stop ...", "...: print", "... too
+#: permissive - make it strict" (a spaced dash opens a clause; "out-of-range" does not, revision 8); the
+#: marks are kept, since a colon or a spaced dash opens an instruction of its own and a comma only after
+#: a lead word or an adverbial clause (revision 9)
+_CLAUSE_SPLIT: Final = re.compile(r"(,\s*|:\s*|\s+[-–—]+\s+)")
+
+
+def _imperative_shape(clause: str) -> bool:
+    """Whether a clause opens with a bare verb, pointing or not ("Look one character ahead and ...")."""
+    words: list[str] = re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+    while words and words[0].lower() in LEAD:
+        words = words[1:]
+    return bool(words) and (pointing(words[0]) or open_verb(words[0]))
+
+
+def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
+    reasons: list[str] = []
+    sentences = SENTENCES.split(hint)
+    for index, sentence in enumerate(sentences):
+        # "Lowercasing the line first ... rather than ...": a repair told as a gerund
+        gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
+        if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
+            reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
+            break
+        verb = next((v for part in _starts(sentence) if (v := _imperative(part, names))), None)
+        if verb:
+            reasons.append(f"direction: imperative {verb!r}")
+            break
+        # a lone word before a colon heads what follows ("Symptom: ..."), unless nothing follows ("Change:")
+        verb = _constructed(sentence, names) or (
+            lone_verb(sentence) if not sentence.rstrip().endswith(":") or index == len(sentences) - 1 else None)
+        if verb:
+            reasons.append(f"direction: imperative by construction {verb!r}")
+            break
+        verb = request_verb(sentence, names)
+        if verb:
+            reasons.append(f"direction: request {verb!r}")
+            break
+    found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
+                  and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
+                 None)
+    if found:
+        reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
+    return reasons
