@@ -289,6 +289,10 @@ _POSITION: Final = (
     r"updates|builds|adds|returns|appends|sets|resets|handles|multiplies|prints|uses|keeps|fills|walks|runs)\b|"
     r"(?:the\s+)?(?:program|solution|code)\s+(?:uses|keeps|builds|holds|relies\s+on|applies|fills|walks|runs)\b)"
 )
+#: up to three words between "the" and a construct's noun, none of them a subject pronoun or a
+#: relative word: in "the length you print" or "the lines that print" the construct's word is the
+#: verb of a relative clause about the output (the symptom), not a part of the program
+_PREHEAD: Final = r"(?:(?!(?:you|we|i|it|they|he|she|one|that|which|who|whom)\b)[\w-]+\s+){0,3}?"
 #: a sentence pointing at a part: "is where the mistake sits", "is the place to look", "is the suspect"
 _POINTED: Final = (
     r"(?:\b(?:is|are)\s+(?:(?:probably|likely|most\s+likely|clearly)\s+)?(?:where|the\s+(?:part|place|spot|line|one|bit|"
@@ -298,13 +302,13 @@ _POINTED: Final = (
     r"\bfocus\s+on\b|\bwhere\s+to\s+(?:look|start|search|dig)\b|\b(?:inspect|examine|scrutini[sz]e|suspect)\b)"
 )
 _PLACED: Final = re.compile(
-    rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
+    rf"\bthe\s+{_PREHEAD}(?:{_CONSTRUCT}|{_STRUCTURE_NOUN})(?:\s+of\s+[\w-]+)?"
     rf"(?:\s+(?:built|used|created|computed|passed|given|stored|kept|defined|declared|made|called))?\s+{_POSITION}"
     rf"|\b(?:{_POSITION.replace('(?:(?:right', '(?:(?:right', 1)})\s+the\s+(?:[\w-]+\s+){{0,2}}?(?:loop|branch|function|"
     rf"check|comparison|condition|assignment|initiali[sz]ation|call|update|return|print)\b",
     re.IGNORECASE,
 )
-_CONSTRUCT_RE: Final = re.compile(rf"\bthe\s+(?:[\w-]+\s+){{0,3}}?{_CONSTRUCT}\b(?!-)", re.IGNORECASE)
+_CONSTRUCT_RE: Final = re.compile(rf"\bthe\s+{_PREHEAD}{_CONSTRUCT}\b(?!-)", re.IGNORECASE)
 _POINTED_RE: Final = re.compile(_POINTED, re.IGNORECASE)
 #: "the part to look at is where the program decides ...": the program's act, pointed at
 _WHERE_PROGRAM: Final = re.compile(

@@ -150,3 +150,17 @@ def test_a_verb_before_like_is_no_plural_noun_with_examples() -> None:
     # "looks like 1+2": a verb ending in -s, a guess at the cause, not a class of inputs
     assert "input_pattern" not in rules("The answer is too large: it looks like 3 and -1 are added twice.", 1)
     assert "input_pattern" in rules("It breaks on lists like 3 -1 2.", 1)
+
+
+def test_a_construct_word_in_a_relative_clause_about_the_output_is_no_location() -> None:
+    # "print" is a construct ("the final print"), but in "the length you print" it is the verb
+    # of a relative clause on the output: the symptom (tests/integration/test_call_records.py's
+    # feedback model writes it at every level; revision 8 read it as a location)
+    from pairbench_async.protocol.leakage_patterns import location_reasons
+
+    for clean in ("Look at the length you print.", "Check the totals that print late.",
+                  "The numbers we print for the second case are off."):
+        assert location_reasons(clean, set()) == [], clean
+    for placed in ("Look at the print statement at the end.", "The final print is the suspect.",
+                   "The print inside the loop is where it goes wrong."):
+        assert location_reasons(placed, set()), placed
