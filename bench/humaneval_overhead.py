@@ -34,17 +34,22 @@ def main() -> None:
     args = ap.parse_args()
     jobs = canonical_jobs(args.cache, args.workers)
     timers = {"load": 0.0, "decode": 0.0, "loads": 0}
-    load, decode = _process.Worker.load, _process.decode_result
+    send_load, loaded_reply = _process.Worker.send_load, _process.Worker.loaded_reply
+    decode = _process.decode_result
+    sent: dict[int, float] = {}
 
-    async def timed_load(self, job):  # type: ignore[no-untyped-def]
-        t0 = time.perf_counter()
-        was = self.loaded == job.hash
+    def timed_send_load(self, job):  # type: ignore[no-untyped-def]
+        sent[id(self)] = time.perf_counter()
+        return send_load(self, job)
+
+    async def timed_loaded_reply(self, job):  # type: ignore[no-untyped-def]
+        # from the LOAD frame written to LOADED read (the chunk's TEST frames are
+        # written in between, without waiting)
         try:
-            return await load(self, job)
+            return await loaded_reply(self, job)
         finally:
-            if not was:
-                timers["load"] += time.perf_counter() - t0
-                timers["loads"] += 1
+            timers["load"] += time.perf_counter() - sent.pop(id(self))
+            timers["loads"] += 1
 
     def timed_decode(job, test, payload):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
@@ -53,7 +58,8 @@ def main() -> None:
         finally:
             timers["decode"] += time.perf_counter() - t0
 
-    _process.Worker.load = timed_load  # type: ignore[method-assign]
+    _process.Worker.send_load = timed_send_load  # type: ignore[method-assign]
+    _process.Worker.loaded_reply = timed_loaded_reply  # type: ignore[method-assign]
     _process.decode_result = timed_decode  # type: ignore[assignment]
 
     async def go() -> None:
