@@ -134,14 +134,21 @@ class Worker:
         except (ConnectionError, BrokenPipeError) as exc:
             raise WorkerDied("worker pipe closed") from exc
 
-    async def load(self, job: Job) -> None:
+    def send_load(self, job: Job) -> bool:
+        """Write the LOAD frame of ``job``'s program unless it is already loaded; True
+        if one was written (its LOADED is then awaited by ``loaded_reply``). The
+        chunk's TEST frames may follow at once: the zygote reads them after compiling,
+        and a zygote that could not compile (or died) leaves them to the worker, which
+        skips them, so LOAD costs no round trip of its own."""
         if self.loaded == job.hash:
-            return
+            return False
         if self.loaded is not None:
             self.write(OP_END)
         self.loaded = None
         self.write(OP_LOAD, job.payload)
-        await self.drain()
+        return True
+
+    async def loaded_reply(self, job: Job) -> None:
         op, payload = await self.frame()
         if op != OP_LOADED:
             raise WorkerDied(f"unexpected frame {op} after LOAD")
@@ -190,9 +197,23 @@ class Worker:
         that dies raises _ZygoteDied naming the test it was running (``head``)."""
         job = chunk.job
         loop = asyncio.get_running_loop()
+        loading = job.error is None and self.send_load(job)
+        pending: deque[int] = deque()
+        unencodable: list[tuple[int, Exception]] = []
         if job.error is None:
+            for i in chunk.indices:
+                if job.results[i] is not None:
+                    continue
+                try:
+                    data = test_input(job, i)
+                except Exception as exc:  # the test's own arguments cannot be encoded
+                    unencodable.append((i, exc))
+                    continue
+                self.write(OP_TEST, data)
+                pending.append(i)
+        if loading:
             try:
-                await self.load(job)
+                await self.loaded_reply(job)
             except _ZygoteDied as died:
                 if ((os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) == signal.SIGXCPU)
                         or (os.WIFEXITED(died.status)
@@ -205,21 +226,14 @@ class Worker:
             else:
                 job.error = self.compile_error
         if job.error is not None:
+            # (the TEST frames sent are skipped: by the zygote that could not compile,
+            # or by the worker once its zygote died)
             for i in chunk.indices:
                 if job.results[i] is None:
                     job.finish(i, compile_failure(job.tests[i], job.error))
             return
-        pending: deque[int] = deque()
-        for i in chunk.indices:
-            if job.results[i] is not None:
-                continue
-            try:
-                data = test_input(job, i)
-            except Exception as exc:  # the test's own arguments cannot be encoded
-                job.finish(i, fault(job.tests[i], f"test input: {exc}"))
-                continue
-            self.write(OP_TEST, data)
-            pending.append(i)
+        for i, exc in unencodable:
+            job.finish(i, fault(job.tests[i], f"test input: {exc}"))
         # No drain: the transport sends the inputs while results come back. Waiting
         # for them all to be written first could deadlock (large inputs and outputs)
         # and would count every earlier test's run time against the first deadline.
