@@ -1313,9 +1313,28 @@ static int64_t now_us(void)
  * its cost. Stopping the child switches it out, which accounts its time exactly; the
  * caller continues it (SIGCONT) or kills it. Returns the time in us; -1 when the child
  * could not be stopped within 5 ms (uninterruptible sleep: the tick-sampled clock
- * stands); -2 when it ended meanwhile, reaped into *status and *ru. */
-static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusage *ru)
+ * stands); -2 when it ended meanwhile, reaped into *status and *ru. A child that had
+ * stopped itself (SIGSTOP, SIGTSTP...) is left stopped, as it would be without this
+ * reading, and *self_stopped set: its clock stands, and the caller reads it no more
+ * this way (a later SIGSTOP would find no stop to report, give up, and continue it). */
+static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusage *ru,
+                            int *self_stopped)
 {
+    struct timespec ts;
+    int st0 = 0;
+    pid_t w0;
+    while ((w0 = wait4(pid, &st0, WUNTRACED | WNOHANG, ru)) < 0 && errno == EINTR)
+        ;
+    if (w0 == pid) {
+        if (!WIFSTOPPED(st0)) {
+            *status = st0;
+            return -2;
+        }
+        *self_stopped = 1; /* a stop of its own, not yet reported: ours are consumed */
+        if (clock_gettime(clock, &ts) != 0)
+            return -1;
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    }
     if (kill(pid, SIGSTOP) != 0)
         return -1;
     int64_t give_up = now_us() + 5000;
@@ -1335,7 +1354,6 @@ static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusa
         struct timespec pause = {0, 20000};
         clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, NULL);
     }
-    struct timespec ts;
     if (clock_gettime(clock, &ts) != 0) {
         kill(pid, SIGCONT);
         return -1;
@@ -1666,15 +1684,18 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                          * child has had the wall time to reach it: read it exactly */
                         if (used < cpu_limit_us && exact && used + 10000 >= cpu_limit_us &&
                             now - t0 >= cpu_limit_us) {
-                            int64_t x = exact_cpu_us(pid, cpu_clock, &status, &ru);
+                            int self_stopped = 0;
+                            int64_t x = exact_cpu_us(pid, cpu_clock, &status, &ru, &self_stopped);
                             if (x == -2) {
                                 reaped = 1;
                                 break;
                             }
+                            if (self_stopped)
+                                exact = 0; /* stopped by itself: stays so, clock stands */
                             if (x < 0) {
                                 exact = 0; /* the sampled clock from here */
                             } else {
-                                if (x < cpu_limit_us)
+                                if (x < cpu_limit_us && !self_stopped)
                                     kill(pid, SIGCONT);
                                 used = x;
                             }
