@@ -1,7 +1,8 @@
 """Sixth round, from an attacker's review of the exact kill (the zygote stops a child near
 its CPU limit to read its clock), the 2 ms loop floor and the pipelined LOAD frame.
 
-Findings (each test below failed before its fix, or fails today where no fix is in):
+Findings (the first three are fixed on this branch, and their tests failed before; the
+last two tests fail today):
 
 * **The exact reading continued a child that had stopped itself**
   (``test_a_child_that_stops_itself_stays_stopped_under_a_tight_limit``): exact_cpu_us sent
@@ -19,17 +20,24 @@ Findings (each test below failed before its fix, or fails today where no fix is 
   written together, a second call of a program already loaded (and failed) on the worker
   sent TEST frames to a zygote that reads only END, and took the compile error only after
   WorkerTimeout, a killed worker and a retry (9 s at a 1 s limit).
+* **Kept as a guard** (``test_programs_in_sequence_keep_the_worker_in_step``): programs
+  that do not compile (a syntax error, a NUL byte, a literal past the memory limit), each
+  twice in a row, between good ones on one worker: every verdict is its own program's.
+  (A compile that dies of its CPU budget with the TEST frames written is round 3's test.)
 * **The harness's encoding of a call's value outruns the loop rule's allowance**
   (``test_the_reference_itself_is_not_tle_after_a_timeout_on_a_long_list``): the allowance
   is 50 MB/s of the arguments' and expected value's JSON, but a list of small integers is
   decoded, normalised (per element, in Python) and encoded at ~15 MB/s of that JSON: after a
   timeout in its call, the reference itself (work 1.6 ms) needs ~47 ms of CPU against a
-  bound of ~34 ms and is TLE on every test.
+  bound of ~34 ms and is TLE on every test. A set is worse (its items sorted on their JSON
+  text, ~1.7 us an item): a reference returning 100,000 ints is TLE at the 0.1 s probe on
+  every test, with no timeout before (``test_..._before_any_timeout_on_a_large_set``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import time
 
@@ -139,3 +147,21 @@ async def test_the_reference_itself_is_not_tle_after_a_timeout_on_a_long_list() 
     assert results[0].verdict is Verdict.TLE
     # the reference against its own time: AC, whatever ran before it in the call
     assert [r.verdict for r in results[1:]] == [Verdict.AC] * 3, show(results)
+
+
+async def test_the_reference_itself_is_not_tle_before_any_timeout_on_a_large_set() -> None:
+    # a set is normalised by sorting its items on their JSON text (~1.7 us an item): for
+    # 100,000 ints ~0.17 s of the harness's CPU against the probe, max(0.1 s, 2 ms + 10 x
+    # ~5 ms + ~13 ms of allowance): the reference, with its own time as ref_ms, is TLE on
+    # every test though no test of the call timed out before
+    ref = Program(kind="call", entry_point="f", source="def f(n):\n    return set(range(n))\n")
+    n = 100_000
+    expected = {"$set": sorted(range(n), key=json.dumps)}
+    async with SandboxPool(workers=1) as pool:
+        alone = await pool.run(ref, [Test(id=str(i), args=[n], expected=expected) for i in range(3)],
+                               Limits(time_limit=2.0))
+        assert [r.verdict for r in alone] == [Verdict.AC] * 3, show(alone)
+        ref_ms = statistics.median(r.work_ms or 0.0 for r in alone)
+        results = await pool.run(ref, [Test(id=str(i), args=[n], expected=expected, ref_ms=ref_ms)
+                                       for i in range(3)], Limits(time_limit=2.0))
+    assert [r.verdict for r in results] == [Verdict.AC] * 3, show(results)
