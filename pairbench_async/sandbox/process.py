@@ -198,6 +198,10 @@ class Worker:
         job = chunk.job
         loop = asyncio.get_running_loop()
         loading = job.error is None and self.send_load(job)
+        if job.error is None and not loading:
+            # loaded already, by an earlier call of the same program: a zygote that could
+            # not compile it reads no TEST frame (only END), so its error is this job's too
+            job.error = self.compile_error
         pending: deque[int] = deque()
         unencodable: list[tuple[int, Exception]] = []
         if job.error is None:
