@@ -1682,6 +1682,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             for (;;) {
                 int64_t now = now_us();
                 int64_t wait_us = wall_end - now;
+                int64_t least_us = 250; /* (a starved child is not stopped every few us) */
                 if (have_clock) {
                     struct timespec ts;
                     if (clock_gettime(cpu_clock, &ts) != 0) {
@@ -1720,6 +1721,10 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                         }
                         if (cpu_limit_us - used < wait_us)
                             wait_us = cpu_limit_us - used;
+                        /* waiting, and not run since: its clock will show when it runs (the
+                         * zygote wakes every 2 ms for it, not every 250 us) */
+                        if (idle_at >= 0 && used <= idle_at + 100)
+                            least_us = 2000;
                     }
                 }
                 if (wall_end - now <= 0) {
@@ -1727,8 +1732,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                     r.flags |= FLAG_WALL_TIMEOUT;
                     break;
                 }
-                if (wait_us < 250) /* (a starved child is not stopped every few us) */
-                    wait_us = 250;
+                if (wait_us < least_us)
+                    wait_us = least_us;
                 struct timespec tmo = {(time_t)(wait_us / 1000000), (long)(wait_us % 1000000) * 1000};
                 int n = ppoll(&p, 1, &tmo, NULL);
                 if (n > 0 || (n < 0 && errno != EINTR))

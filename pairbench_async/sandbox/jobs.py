@@ -23,7 +23,7 @@ from ..core.errors import ConfigError
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
 from .wire import HEAD_START_TIGHT, TEST_HEAD
 
-__all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "Job", "LoopRule", "TEST_HEAD", "check_limits", "probe_limit",
+__all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "IO_SECONDS_PER_VALUE", "Job", "LoopRule", "TEST_HEAD", "check_limits", "io_allowance", "probe_limit",
            "test_input", "tight_limit"]
 
 _FILENAME = "solution.py"
@@ -46,8 +46,12 @@ class LoopRule(NamedTuple):
 
 
 #: What the loop rule allows a call test for the harness's decoding of its arguments and
-#: encoding of its value (JSON, ~100-200 MB/s here): 50 MB/s, generous.
+#: encoding of its value: by size (JSON, ~100-200 MB/s here: 50 MB/s) and by the number of
+#: values, since encoding a value is a Python step per element (~0.35 us a small integer,
+#: ~1.7 us a set's item, which is sorted on its JSON text): 3 us a value. By size alone, the
+#: reference itself was TLE on a 100,000-item set (~0.17 s of encoding against 0.1 s).
 IO_SECONDS_PER_BYTE = 1 / 50e6
+IO_SECONDS_PER_VALUE = 3e-6
 
 
 def _ms(seconds: float) -> int:
@@ -62,19 +66,20 @@ def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
     return cpu, wall
 
 
-def _ref_bound(ref_ms: float | None, rule: LoopRule, io_bytes: int = 0) -> float:
-    """floor + factor x the reference's time + the harness's time to decode and encode
-    ``io_bytes`` of a call's arguments and expected value (seconds; 0 when the reference's
-    time is unknown). ``ref_ms`` is the program's own module and call (``work_ms``): the
-    decoding of a call's input and encoding of its value are the harness's, the same for
-    every program, so they are allowed for once, by size, not ``factor`` times."""
+def _ref_bound(ref_ms: float | None, rule: LoopRule, io: float = 0.0) -> float:
+    """floor + factor x the reference's time + ``io``, the harness's time to decode and
+    encode a call's arguments and expected value (:func:`io_allowance`; seconds; 0 when
+    the reference's time is unknown). ``ref_ms`` is the program's own module and call
+    (``work_ms``): the decoding of a call's input and encoding of its value are the
+    harness's, the same for every program, so they are allowed for once, not ``factor``
+    times."""
     if ref_ms is None:
         return 0.0
-    return rule.floor + rule.factor * ref_ms / 1000 + io_bytes * IO_SECONDS_PER_BYTE
+    return rule.floor + rule.factor * ref_ms / 1000 + io
 
 
 def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule,
-                io_bytes: int = 0) -> float:
+                io: float = 0.0) -> float:
     """The loop rule's CPU limit (seconds) of a test whose own limit is ``cpu``, once a
     test of the same call timed out: min(cpu, max(floor, floor + factor x ref, factor x
     the slowest test of the call that finished, that last term at most the probe where
@@ -82,26 +87,26 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopR
     Python, for the tests and the documentation."""
     if rule.factor <= 0:
         return cpu
-    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule, io_bytes),
-                        _own_term(ref_ms, slowest_ms, rule, io_bytes)))
+    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule, io),
+                        _own_term(ref_ms, slowest_ms, rule, io)))
 
 
-def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule, io_bytes: int = 0) -> float:
+def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule, io: float = 0.0) -> float:
     """factor x the slowest finished test (seconds); with a known reference time, at most
     the probe, so that a program cannot buy looser limits by being slow first."""
     own = rule.factor * slowest_ms / 1000
-    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule, io_bytes)))
+    return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule, io)))
 
 
 def probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule,
-                io_bytes: int = 0) -> float:
+                io: float = 0.0) -> float:
     """The CPU limit (seconds) of a test before any test of its call timed out: its own
     limit when the reference's time is unknown, else min(cpu, max(probe, floor + factor
     x ref)), whatever ran before it. Stated here as :func:`tight_limit` is; the zygote
     applies it."""
     if rule.factor <= 0 or ref_ms is None:
         return cpu
-    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule, io_bytes)))
+    return min(cpu, max(rule.probe, _ref_bound(ref_ms, rule, io)))
 
 
 def check_limits(limits: Limits, tests: Sequence[Test]) -> None:
@@ -130,16 +135,22 @@ def check_limits(limits: Limits, tests: Sequence[Test]) -> None:
             raise ConfigError(f"test {test.id!r}: ref_ms {test.ref_ms!r} is not a time in ms (finite, >= 0)")
 
 
-def _io_bytes(test: Test) -> int:
-    """The size of what the harness decodes and encodes for a call test (its arguments
-    and expected value as JSON); 0 for a stdio test (reading its input is the program's)."""
+def io_allowance(test: Test) -> float:
+    """What the harness may take (seconds) to decode a call test's arguments and encode its
+    value, judged by its arguments and expected value as JSON: their size at
+    ``IO_SECONDS_PER_BYTE`` and their number of values (a comma or colon each, roughly) at
+    ``IO_SECONDS_PER_VALUE``; 0 for a stdio test (reading its input is the program's)."""
     if test.kind != "call":
-        return 0
+        return 0.0
     try:
-        return len(ARGS.encode([test.args or [], test.kwargs or {}])) + (
-            0 if test.expected is msgspec.UNSET else len(ARGS.encode(test.expected)))
+        parts = [ARGS.encode([test.args or [], test.kwargs or {}])]
+        if test.expected is not msgspec.UNSET:
+            parts.append(ARGS.encode(test.expected))
     except (TypeError, ValueError, OverflowError):
-        return 0
+        return 0.0
+    size = sum(len(b) for b in parts)
+    values = sum(b.count(b",") + b.count(b":") + 1 for b in parts)
+    return size * IO_SECONDS_PER_BYTE + values * IO_SECONDS_PER_VALUE
 
 
 class Job:
@@ -164,7 +175,7 @@ class Job:
         factor = max(0, int(rule.factor))
         #: each test's TEST head but its flags
         # (the harness's size allowance is encoded only for a test whose bound is used)
-        bounds = [_ref_bound(t.ref_ms, rule, _io_bytes(t)) if t.ref_ms is not None and factor else 0.0
+        bounds = [_ref_bound(t.ref_ms, rule, io_allowance(t)) if t.ref_ms is not None and factor else 0.0
                   for t in self.tests]
         self.heads = [
             (self.serial, _ms(cpu), _ms(wall),
