@@ -328,3 +328,24 @@ async def test_no_bug_check_says_so_on_the_page(
         assert "<table" not in section
         unverified = sum(row["pdb_unverified"] for row in rows.values())
         assert f"({unverified} finished episodes unverified)" in section
+
+
+async def test_a_page_whose_bug_checks_could_not_run_says_so(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        async def start(self) -> None:
+            raise SandboxError("no sandbox here")
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox",
+                        lambda args, config=None: Broken())
+    out_html = tmp_path / "r.html"
+    assert await report_command(_args(str(run_dir), "--html", str(out_html))) == 0
+    capsys.readouterr()
+    section = html.unescape(_pdb_section(out_html.read_text()))
+    assert "<table" not in section and "--no-bug-check" not in section
+    assert "No PDB recall or precision: no final program could be verified (12 finished " \
+           "episodes unverified" in section
