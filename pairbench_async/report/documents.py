@@ -40,6 +40,7 @@ from .leaderboard import (
 )
 from .model import Report, build_report
 from .paper_sections import accuracy_section
+from .pdb_section import PDB_LEGEND, bugs_fixed, pct
 from .pass_at_k import pass_at_k_by_model
 from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
@@ -141,8 +142,7 @@ def run_json(run: LoadedRun, prices: PriceBook | None = None, *,
     return data
 
 
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.1f}"
+_pct = pct  # the text report's rates are written as the page's PDB section writes them
 
 
 def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -154,8 +154,7 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _pdb_bugs(s: Any) -> str:
     """Bugs fixed / bugs over the scored episodes, and the unverified ones if any."""
-    text = f"{s.pdb_fixed}/{s.pdb_bugs}" if s.pdb_episodes else "-"
-    return text + (f" ({s.pdb_unverified} unverified)" if s.pdb_unverified else "")
+    return bugs_fixed(s) + (f" ({s.pdb_unverified} unverified)" if s.pdb_unverified else "")
 
 
 def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
@@ -174,11 +173,7 @@ def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
                        [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
                      _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
     lines = _columns(header, rows)
-    lines.append("repair precision, in %: PDB-Recall and PDB-Precision are PDB's bug-level recall "
-                 "and edit-level precision of the final program (bugs = hunks of the buggy -> "
-                 "reference diff that the tests need; a bug is fixed when the model's edit near it, "
-                 "with the reference's fixes of the other bugs, passes every hidden test; precision "
-                 "= edited lines credited to fixed bugs / edited lines; docs/PRECISION.md); "
+    lines.append(f"repair precision, in %: {PDB_LEGEND}; "
                  "LineProxP/R are not PDB's: line proximity to the reference's edit, averaged over "
                  "turns >= 1; exact match (with, then without comments), BLEU (FixEval's "
                  "corpus-level BLEU-4), the mean of the programs' sentence BLEU (not FixEval's), and "
@@ -275,14 +270,17 @@ def page(run: LoadedRun, *, main: str | None = None, instances: list[str] | None
          title: str | None = None, bug_verdicts: BugVerdicts | None = None) -> Report:
     """The visual report's numbers (:func:`.model.build_report`) of ``run`` (a sweep's main
     setting, with ``sensitivity`` for Table VII): ``main`` protocol, Fig. 5's
-    ``instances``, token ``prices``; the title names the run's folder by default."""
+    ``instances``, token ``prices``; the title names the run's folder by default.
+    ``bug_verdicts`` as in :func:`precision`; None says PDB's programs were not run
+    (``--no-bug-check``), and the page's PDB section says so."""
     scores, note = precision(run.records, run.manifest, with_protocol=True, bug_verdicts=bug_verdicts)
     name = run.path.resolve().name if run.path is not None else ""
     report = build_report(run.records, run.manifest, main_protocol=main, instances=instances,
                           title=title or f"PAIR-BENCH report: {name}",
                           prices=prices, notice=run.completeness.banner() or "", precision=scores,
                           precision_note=note, sensitivity=sensitivity)
-    return msgspec.structs.replace(report, unfinished=run.unfinished())
+    return msgspec.structs.replace(report, unfinished=run.unfinished(),
+                                   bug_check=bug_verdicts is not None)
 
 
 def transcripts(run: LoadedRun, protocols: list[str], *, with_tests: bool = False,

@@ -102,6 +102,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     precision: dict[str, PrecisionSummary] = {}
     #: why precision or CodeBLEU is missing (no dataset, no codebleu package), "" if nothing is
     precision_note: str = ""
+    #: were PDB's pseudo-fixed programs run for this report? False with ``--no-bug-check``:
+    #: PDB's measures then use only the verdicts the records hold
+    bug_check: bool = True
     #: a ``--sweep`` folder's Table VII and τ between settings; this report is then its
     #: main setting's (None for a single run)
     sensitivity: Sensitivity | None = None

@@ -17,6 +17,7 @@ from .layout import Cell, Section, Table, fmt, model_order
 from .leaderboard import UNPROTECTED_NOTE
 from .model import Report
 from .paper_sections import accuracy_section, fixeval_section
+from .pdb_section import pdb_section
 from .run_tables import (
     agreement_table,
     closure_table,
@@ -241,5 +242,7 @@ def report_sections(report: Report) -> list[Section]:
         sections.append(accuracy_section(report.accuracy, report.unprotected))
     if report.sensitivity is not None:
         sections += sensitivity_sections(report.sensitivity)
-    sections += [_repair_at_k_section(report), fixeval_section(report), _token_section(report)]
+    # PDB's measures where the text report has them: after Repair@k, before FixEval's
+    sections += [_repair_at_k_section(report), pdb_section(report), fixeval_section(report),
+                 _token_section(report)]
     return sections

@@ -46,7 +46,7 @@ from tests.integration.sweeps import offline_sweep
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ALL_SECTIONS = ("overview", "leaderboard", "ranking", "fig3-closure", "fig4-hcc",
                 "fig5-trajectories", "fig6-cumulative", "robustness", "stability", "protocols",
-                "agreement", "test-case-accuracy", "repair-at-k", "fixeval", "tokens")
+                "agreement", "test-case-accuracy", "repair-at-k", "pdb", "fixeval", "tokens")
 MULTI_RUN = ("robustness", "stability")
 HOSTILE_MODEL = '<script>throw new Error("xss")</script>$x'
 HOSTILE_INSTANCE = '<img src=x onerror="throw 1">&amp;'

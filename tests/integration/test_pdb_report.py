@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import html
+import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import msgspec
@@ -221,3 +224,128 @@ async def test_a_sandbox_that_cannot_start_leaves_the_episodes_unverified(
     # the report still comes out; what could not be checked is counted, not scored
     assert sum(row["pdb_unverified"] for row in rows) > 0
     assert all(row["pdb_episodes"] + row["pdb_unverified"] == row["episodes"] for row in rows)
+
+
+# --------------------------------------------------------------------------- the page
+
+
+class _Rows(HTMLParser):
+    """The body rows of the tables in some HTML, as lists of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _pdb_section(page: str) -> str:
+    found = re.search(r'<section id="pdb">(.*?)</section>', page, re.S)
+    assert found, "the page has no PDB section"
+    return found.group(1)
+
+
+def _page_rows(section: str) -> dict[str, list[str]]:
+    """(the JSON's key: model, or model|protocol with several protocols) -> the row's cells
+    after Model and Protocol; an empty Model cell repeats the one above."""
+    parser = _Rows()
+    parser.feed(section)
+    rows, model = {}, ""
+    protocols = {row[1] for row in parser.rows if row}
+    for row in (r for r in parser.rows if r):
+        model = row[0] or model
+        rows[model if len(protocols) == 1 else f"{model}|{row[1]}"] = row[2:]
+    return rows
+
+
+def _expected(row: dict[str, object]) -> list[str]:
+    """The page's cells for one JSON ``precision`` row, written here on their own: % to one
+    decimal as the text report prints them, '-' when undefined."""
+    def pct(v: object) -> str:
+        return "-" if v is None else f"{100 * float(v):.1f}"  # type: ignore[arg-type]
+
+    fixed = f"{row['pdb_fixed']}/{row['pdb_bugs']}" if row["pdb_episodes"] else "-"
+    return [pct(row["pdb_recall"]), pct(row["pdb_precision"]), fixed, str(row["pdb_episodes"]),
+            str(row["pdb_unverified"])]
+
+
+async def test_the_page_shows_the_json_reports_pdb_numbers_and_the_texts_legend(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await report_command(_args(str(run_dir), "--json")) == 0
+    rows = msgspec.json.decode(capsys.readouterr().out)["precision"]
+    out_html, out_md = tmp_path / "r.html", tmp_path / "r.md"
+    assert await report_command(_args(str(run_dir), "--html", str(out_html),
+                                      "--markdown", str(out_md))) == 0
+    text = capsys.readouterr().out
+    section = _pdb_section(out_html.read_text())
+    got = _page_rows(section)
+    assert set(got) == set(rows) == {"sim:0.2", "sim:0.6"}
+    for key, row in rows.items():
+        assert got[key] == _expected(row), key
+    # not a page of '-': the run fixes some bugs, and every episode was verified
+    assert any(row["pdb_recall"] for row in rows.values())
+    assert all(row["pdb_unverified"] == 0 for row in rows.values())
+    # the legend quotes the definitions as the text report's legend does
+    legend = re.search(r"repair precision, in %: (PDB-Recall .*?docs/PRECISION\.md\))", text)
+    assert legend, "the text report has no PDB legend"
+    assert legend.group(1) in html.unescape(section)
+    assert "--no-bug-check" not in section
+    # the Markdown page shows the same rows
+    md = out_md.read_text()
+    assert "## PDB: bug-level recall and fix-verified precision" in md
+    for key, row in rows.items():
+        assert f"| {key} | pair | " + " | ".join(_expected(row)) + " |" in md.replace("\\", "")
+
+
+async def test_no_bug_check_says_so_on_the_page(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await report_command(_args(str(run_dir), "--json", "--no-bug-check")) == 0
+    rows = msgspec.json.decode(capsys.readouterr().out)["precision"]
+    out_html, out_md = tmp_path / "r.html", tmp_path / "r.md"
+    assert await report_command(_args(str(run_dir), "--no-bug-check", "--html", str(out_html),
+                                      "--markdown", str(out_md))) == 0
+    section = html.unescape(_pdb_section(out_html.read_text()))
+    assert "--no-bug-check was given" in section
+    assert "--no-bug-check was given" in out_md.read_text().replace("\\", "")
+    if any(row["pdb_episodes"] for row in rows.values()):  # some verdicts in the records
+        got = _page_rows(section)
+        assert {key: _expected(row) for key, row in rows.items()} == got
+    else:  # nothing verified: a note, not a table of '-'
+        assert "<table" not in section
+        unverified = sum(row["pdb_unverified"] for row in rows.values())
+        assert f"({unverified} finished episodes unverified)" in section
+
+
+async def test_a_page_whose_bug_checks_could_not_run_says_so(
+        run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        async def start(self) -> None:
+            raise SandboxError("no sandbox here")
+
+        async def aclose(self) -> None:
+            pass
+
+    monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox",
+                        lambda args, config=None: Broken())
+    out_html = tmp_path / "r.html"
+    assert await report_command(_args(str(run_dir), "--html", str(out_html))) == 0
+    capsys.readouterr()
+    section = html.unescape(_pdb_section(out_html.read_text()))
+    assert "<table" not in section and "--no-bug-check" not in section
+    assert "No PDB recall or precision: no final program could be verified (12 finished " \
+           "episodes unverified" in section
