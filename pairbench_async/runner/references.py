@@ -12,6 +12,11 @@ The same runs time each reference on each test (its own CPU time, ``TestResult.w
 ``ReferenceCheck.ref_ms``, cached with the answer, which a run gives its evaluator
 (``reference_times``) so that the sandbox's loop rule can stop a looping program at a
 bound of its reference's time on tests whose file gives none (the bundled fixtures).
+
+A run records the check it used in its folder (:func:`record_check`, ``references.json``:
+the instances left out and the times), and a resume reads it back (:func:`recorded_check`)
+instead of checking again: the loop rule's bounds of a resumed run, or of a run folder
+carried to another machine, are those it started with, whatever the cache holds there.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..datasets.validate import failing_tests
 from ..sandbox.interface import Sandbox
 from ..sandbox.traces import default_cache_dir
 
-__all__ = ["ReferenceCheck", "check_references"]
+__all__ = ["RECORDED", "ReferenceCheck", "check_references", "record_check", "recorded_check"]
 
 
 class ReferenceCheck(msgspec.Struct, frozen=True):
@@ -107,3 +112,41 @@ async def check_references(instances: Sequence[Instance], sandbox: Sandbox, *,
     failed = found.failed
     return ReferenceCheck(kept=[i for i in instances if i.id not in failed], failed=failed, cached=cached,
                           ref_ms={k: v for k, v in found.ref_ms.items() if k not in failed})
+
+
+#: the file of a run folder that holds the check the run used
+RECORDED = "references.json"
+
+
+class _Recorded(msgspec.Struct, frozen=True):
+    """``references.json``: the check a run used, for the dataset it names."""
+
+    dataset: str
+    times: str
+    failed: dict[str, dict[str, str]]
+    ref_ms: dict[str, list[float]]
+
+
+def record_check(check: ReferenceCheck, instances: Sequence[Instance], folder: str | os.PathLike[str]) -> None:
+    """Write the check a run uses into its folder (atomically; ``instances``: every instance
+    the check was asked about, for the dataset's hash). An OSError is the caller's: a run
+    whose folder cannot be written stops there, as for any other record."""
+    path = Path(folder) / RECORDED
+    data = _Recorded(dataset=dataset_hash(instances), times=_TIMES, failed=check.failed, ref_ms=check.ref_ms)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(msgspec.json.encode(data))
+    os.replace(tmp, path)
+
+
+def recorded_check(instances: Sequence[Instance], folder: str | os.PathLike[str]) -> ReferenceCheck | None:
+    """The check recorded in a run folder for these instances, or None: no such file (a run
+    from before it was recorded), one of another shape, or one for another dataset or
+    another meaning of the times (then the run checks again, as it did before)."""
+    try:
+        found = msgspec.json.decode((Path(folder) / RECORDED).read_bytes(), type=_Recorded)
+    except (OSError, msgspec.DecodeError):
+        return None
+    if found.dataset != dataset_hash(instances) or found.times != _TIMES:
+        return None
+    return ReferenceCheck(kept=[i for i in instances if i.id not in found.failed], failed=found.failed,
+                          cached=True, ref_ms={k: v for k, v in found.ref_ms.items() if k not in found.failed})

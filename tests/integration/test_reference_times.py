@@ -66,3 +66,44 @@ async def test_without_times_the_first_timeout_is_the_own_limit() -> None:
             results, _ = await untimed.evaluate(inst, LOOP_LINE + inst.reference)
     assert {r.verdict for r in results.values()} == {Verdict.TLE}
     assert max(r.cpu_ms for r in results.values()) >= 0.6 * inst.limits.time_limit * 1000
+
+
+def test_a_run_records_its_check_and_a_resume_uses_it(tmp_path: Path) -> None:
+    """`references.json` in the run folder holds the check the run used; a resume reads it
+    back instead of checking again (another machine, or a lost cache, gives the same bounds)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    root = Path(__file__).resolve().parents[2]
+
+    def run(cache: Path, *extra: str) -> None:
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+        subprocess.run([sys.executable, "-m", "pairbench_async", "run", "--out", str(out), "--limit", "2",
+                        "--turns", "1", "--no-progress", "-q", *extra],
+                       cwd=root, env=env, check=True, stdout=subprocess.DEVNULL, timeout=300)
+
+    run(tmp_path / "cache1")
+    recorded = json.loads((out / "references.json").read_text())
+    assert recorded["failed"] == {} and len(recorded["ref_ms"]) == 2
+    assert any((tmp_path / "cache1").rglob("*.json"))  # the first run checked (and cached)
+    # a resume with an empty cache: no check runs (nothing is cached there), the folder's is used
+    run(tmp_path / "cache2", "--resume")
+    assert not any((tmp_path / "cache2").rglob("references/*.json"))
+    assert json.loads((out / "references.json").read_text()) == recorded
+
+
+def test_a_recorded_check_for_another_dataset_is_not_used(tmp_path: Path) -> None:
+    from pairbench_async.runner.references import ReferenceCheck, record_check, recorded_check
+
+    call, stdio = _two()
+    check = ReferenceCheck(kept=[call], failed={stdio.id: {"001": "WA"}}, ref_ms={call.id: [0.1]})
+    record_check(check, [call, stdio], tmp_path)
+    again = recorded_check([call, stdio], tmp_path)
+    assert again is not None and [i.id for i in again.kept] == [call.id] and again.failed == check.failed
+    assert again.ref_ms == {call.id: [0.1]}
+    assert recorded_check([call], tmp_path) is None  # another dataset: checked again
+    (tmp_path / "references.json").write_text("{not json")
+    assert recorded_check([call, stdio], tmp_path) is None
