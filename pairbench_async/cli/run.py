@@ -24,7 +24,14 @@ from typing import Any
 
 from ..core.errors import ConfigError, DatasetError
 from ..report.errors import error_summary, render_errors
-from .args import add_sandbox_choice, make_command_sandbox, non_negative_float, positive_int
+from .args import (
+    add_sandbox_choice,
+    make_command_sandbox,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 
 #: the exit status of a run whose folder could not be written (``cli.main`` documents it)
 EXIT_WRITE = 5  # the same as cli.main.EXIT_WRITE
@@ -100,6 +107,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minimal-edit", action="store_true", default=None,
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
+    p.add_argument("--loop-factor", type=non_negative_int, default=None, metavar="K",
+                   help="the loop rule's factor: a test with its reference's time runs under at most "
+                   "floor + K x that time once a test of its program timed out (default 10; 0: off, every "
+                   "test to its own limit); recorded, so a resume keeps it")
+    p.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
+                   help="the loop rule's floor, seconds of CPU (default 0.002)")
+    p.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
+                   help="the loop rule's probe, seconds of CPU: a test's limit before any timeout of "
+                   "its program (default 0.1)")
     add_sandbox_choice(p)
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
@@ -203,9 +219,11 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "after_deferral": ("after_deferral", "--after-deferral"),
           "evidence_reading": ("evidence_reading", "--evidence-reading"),
           "baselines": ("baselines", "--baselines"),
-          "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid")}
+          "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid"),
+          "loop_factor": ("loop_factor", "--loop-factor"), "loop_floor": ("loop_floor", "--loop-floor"),
+          "loop_probe": ("loop_probe", "--loop-probe")}
 #: options that are not RunConfig fields
-_OPTIONS = ("limit", "skip_invalid")
+_OPTIONS = ("limit", "skip_invalid", "loop_factor", "loop_floor", "loop_probe")
 
 
 def _settings(
@@ -231,6 +249,15 @@ def _settings(
         config = {k: v for k, v in given.items() if k not in _OPTIONS}
         options = {k: v for k, v in given.items() if k in _OPTIONS}
         dataset = args.dataset or []
+    # the loop rule decides verdicts past its bounds, so a run records it (a folder from
+    # before it was recorded ran the rule's earlier defaults: LEGACY_LOOP_RULE)
+    from ..runner.resume import LEGACY_LOOP_RULE
+    from ..sandbox.config import SandboxConfig
+
+    now = SandboxConfig()
+    current = {"loop_factor": now.loop_factor, "loop_floor": now.loop_floor, "loop_probe": now.loop_probe}
+    for key, value in (LEGACY_LOOP_RULE if args.resume else current).items():
+        options.setdefault(key, value)
     return RunConfig(**config, concurrency=args.concurrency), grid, list(dataset), options
 
 
@@ -370,7 +397,9 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
     for config in configs:
         config.validate()  # every spec one this package can make, before the folder is locked (made)
         _check_keys(config, base.model_config)
-    sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers))  # Ray present?
+    sandbox = make_command_sandbox(args, SandboxConfig(  # Ray present?
+        workers=args.workers, loop_factor=options["loop_factor"], loop_floor=options["loop_floor"],
+        loop_probe=options["loop_probe"]))
     printer = _Printer(args, instances)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()

@@ -22,7 +22,12 @@ from ..runlog.store import read_manifest
 from ..runlog.sweep import run_dirs
 from .config import RunConfig
 
-__all__ = ["RecordedRun", "merge_recorded", "recorded_run"]
+__all__ = ["LEGACY_LOOP_RULE", "RecordedRun", "merge_recorded", "recorded_run"]
+
+#: the sandbox's loop rule of a run folder whose manifest does not record it: the defaults
+#: of the version before it was recorded (loop_floor was 5 ms then; 2 ms since the zygote
+#: kills at the limit), so an old folder resumes with the bounds it ran with
+LEGACY_LOOP_RULE: dict[str, Any] = {"loop_factor": 10, "loop_floor": 0.005, "loop_probe": 0.1}
 
 #: the ``params`` of a manifest that are :class:`RunConfig` fields
 _PARAMS = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives", "hint_budget",
@@ -159,7 +164,7 @@ def _defaults() -> dict[str, Any]:
     return {"candidates": list(d.candidates), "feedback": d.feedback, "validator": None,
             "protocols": list(d.protocols), "runs": d.runs, "seed": d.seed, "limit": None, "skip_invalid": False,
             # readings a manifest records only when they are not the default
-            "after_deferral": d.after_deferral, "evidence_reading": "table-ii"}
+            "after_deferral": d.after_deferral, "evidence_reading": "table-ii", **LEGACY_LOOP_RULE}
 
 
 def _show(value: Any) -> str:

@@ -1,0 +1,52 @@
+"""A run records the sandbox's loop rule (factor, floor, probe) with its options, since the
+rule decides verdicts past its bounds: a resume keeps the recorded rule and refuses a flag
+that differs from it, and a folder from before it was recorded resumes with the defaults of
+that time (LEGACY_LOOP_RULE), not today's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pairbench_async.runner.resume import LEGACY_LOOP_RULE
+from pairbench_async.sandbox.config import SandboxConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pairbench_async", "run", "--out", str(out), "--limit", "2",
+                           "--turns", "1", "--no-progress", "-q", *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def _options(out: Path) -> dict[str, object]:
+    return json.loads((out / "manifest.json").read_text())["options"]
+
+
+def test_the_rule_is_recorded_and_kept_on_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _run(out, "--loop-floor", "0.003", "--loop-probe", "0.2").returncode == 0
+    now = SandboxConfig()
+    assert {k: _options(out)[k] for k in LEGACY_LOOP_RULE} == {
+        "loop_factor": now.loop_factor, "loop_floor": 0.003, "loop_probe": 0.2}
+    refused = _run(out, "--resume", "--loop-floor", "0.002")
+    assert refused.returncode == 2
+    assert "--loop-floor: the run has 0.003, this command gives 0.002" in refused.stderr
+    assert _run(out, "--resume").returncode == 0
+    assert _options(out)["loop_floor"] == 0.003
+
+
+def test_a_folder_without_the_rule_resumes_with_the_defaults_of_its_time(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _run(out).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    for key in LEGACY_LOOP_RULE:
+        del manifest["options"][key]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    refused = _run(out, "--resume", "--loop-floor", str(SandboxConfig().loop_floor))
+    assert refused.returncode == 2
+    assert f"the run has {LEGACY_LOOP_RULE['loop_floor']}" in refused.stderr
+    assert _run(out, "--resume").returncode == 0
