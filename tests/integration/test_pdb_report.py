@@ -206,17 +206,20 @@ async def test_no_bug_check_scores_only_what_the_records_verify(
 
 
 
+class _BrokenSandbox:
+    """A sandbox that cannot start: the report's bug checks cannot run."""
+
+    async def start(self) -> None:
+        raise SandboxError("no sandbox here")
+
+    async def aclose(self) -> None:
+        pass
+
+
 async def test_a_sandbox_that_cannot_start_leaves_the_episodes_unverified(
         run_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    class Broken:
-        async def start(self) -> None:
-            raise SandboxError("no sandbox here")
-
-        async def aclose(self) -> None:
-            pass
-
     monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox",
-                        lambda args, config=None: Broken())
+                        lambda args, config=None: _BrokenSandbox())
     assert await report_command(_args(str(run_dir), "--json")) == 0
     out = capsys.readouterr()
     assert "PDB's bug checks could not run (no sandbox here)" in out.err
@@ -333,15 +336,8 @@ async def test_no_bug_check_says_so_on_the_page(
 async def test_a_page_whose_bug_checks_could_not_run_says_so(
         run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    class Broken:
-        async def start(self) -> None:
-            raise SandboxError("no sandbox here")
-
-        async def aclose(self) -> None:
-            pass
-
     monkeypatch.setattr("pairbench_async.cli.args.make_command_sandbox",
-                        lambda args, config=None: Broken())
+                        lambda args, config=None: _BrokenSandbox())
     out_html = tmp_path / "r.html"
     assert await report_command(_args(str(run_dir), "--html", str(out_html))) == 0
     capsys.readouterr()
