@@ -221,3 +221,18 @@ async def test_a_looping_test_is_killed_at_its_tight_limit_not_a_tick_later() ->
             if medians[-1] < 1.5:
                 break
     assert min(medians) < 1.5, medians
+
+
+async def test_a_written_report_buys_a_test_its_exit_and_no_more() -> None:
+    # The harness writes its report on fd 3 last, then exits: past the limit with the report
+    # written, what runs is the kernel tearing the child down, no timeout. The program can
+    # write fd 3 itself, so that grace is once and 5 ms: a program that writes a report and
+    # then loops is still TLE, within the bound plus 5 ms (and the child's exit).
+    forging = Program(source="import os\nos.write(3, b'{}')\nwhile True:\n    pass\n")
+    tests = [case("x", str(i), ref_ms=0.05) for i in range(12)]
+    async with SandboxPool(workers=1) as pool:
+        async with asyncio.timeout(60):
+            results = await pool.run(forging, tests, Limits(time_limit=2.0))
+    assert [r.verdict for r in results] == [Verdict.TLE] * len(tests)
+    bound = 2 + 10 * 0.05
+    assert max(r.cpu_ms for r in results[1:]) < bound + 5 + 5, [r.cpu_ms for r in results]
