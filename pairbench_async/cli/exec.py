@@ -13,9 +13,9 @@ from typing import Any
 import msgspec
 
 from ..core.errors import ConfigError
-from ..core.types import Checker, Kind, Limits, Program, TestResult
+from ..core.types import Checker, Kind, Limits, Program, Test, TestResult, Verdict
 from ..datasets.files import read_tests
-from .args import add_sandbox_flags, non_negative_float, positive_float, positive_int
+from .args import add_sandbox_flags, non_negative_float, non_negative_int, positive_float, positive_int
 
 __all__ = ["add_exec_parser", "exec_command"]
 
@@ -42,7 +42,24 @@ def add_exec_parser(sub: Any) -> None:
                     help="output comparison (default: tokens, numbers within 1e-8)")
     ex.add_argument("--float-tol", type=non_negative_float, default=1e-8, metavar="TOL",
                     help="absolute and relative tolerance for numeric tokens (default 1e-8)")
+    ex.add_argument("--loop-factor", type=non_negative_int, default=None, metavar="K",
+                    help="the loop rule's factor: once a test timed out, later tests run under "
+                         "max(floor, K x the slowest finished test), or floor + K x their ref_ms, "
+                         "well below --time-limit (default 10; 0: off, every test to its own limit)")
     add_sandbox_flags(ex)
+
+
+def _cut_short(tests: list[Test], results: list[TestResult], limits: Limits) -> list[str]:
+    """The ids of the TLEs that stopped well before their own CPU and wall limits: the loop
+    rule's bound stopped them, not the limit the user gave, and the output must say so."""
+    ids = []
+    for test, result in zip(tests, results, strict=True):
+        cpu_s = test.time_limit or limits.time_limit
+        wall_s = limits.wall_limit or 3 * cpu_s + 1
+        if (result.verdict is Verdict.TLE and result.cpu_ms < 900 * cpu_s
+                and result.wall_ms < 900 * wall_s):
+            ids.append(result.id)
+    return ids
 
 
 def _row(result: TestResult, trace: bool) -> dict[str, Any]:
@@ -86,8 +103,9 @@ async def exec_command(args: argparse.Namespace) -> int:
     limits = Limits(time_limit=args.time_limit, memory_limit_mb=args.memory_limit,
                     wall_limit=args.wall_limit, output_limit=args.output_limit)
     checker = Checker(mode=args.checker, abs_tol=args.float_tol, rel_tol=args.float_tol)
+    loop = {} if args.loop_factor is None else {"loop_factor": args.loop_factor}
     config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
-                           require_full=args.require_full_confinement)
+                           require_full=args.require_full_confinement, **loop)
     sandbox = make_command_sandbox(args, config)
     try:
         await sandbox.start()
@@ -101,4 +119,11 @@ async def exec_command(args: argparse.Namespace) -> int:
         out += b"\n"
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
+    cut = _cut_short(tests, results, limits)
+    if cut:
+        shown = ", ".join(cut[:10]) + (f" and {len(cut) - 10} more" if len(cut) > 10 else "")
+        print(f"exec: {len(cut)} TLE test(s) were stopped by the loop rule, below their own "
+              f"limit ({shown}): after a timeout, later tests run under max({config.loop_floor:g} s, "
+              f"{config.loop_factor} x the slowest finished test), or their ref_ms bound; "
+              "--loop-factor 0 runs every test to its own limit", file=sys.stderr)
     return 0

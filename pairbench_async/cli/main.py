@@ -65,6 +65,27 @@ class _ExactFlagsParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """Refuse what is left over here, in the command's own parser, with its usage and the
+        flag an abbreviation stood for: left to the top parser, ``--concur`` was only
+        "pairbench: error: unrecognized arguments" under the list of commands."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not self._subparsers:
+            meant = [(given, " or ".join(full)) for given, full in
+                     ((x, self._spelled_out(x)) for x in extras) if full]
+            hint = "; ".join(f"did you mean {full}?" if len(meant) == 1
+                             else f"{given}: did you mean {full}?" for given, full in meant)
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + (f" (flags are not abbreviated: {hint})" if meant else ""))
+        return parsed, extras
+
+    def _spelled_out(self, given: str) -> list[str]:
+        """The flags ``given`` (``--flag`` or ``--flag=value``) abbreviates."""
+        flag = given.split("=", 1)[0]
+        if not flag.startswith("--") or len(flag) < 3:
+            return []
+        return sorted(o for o in self._option_string_actions if o.startswith(flag) and o != flag)
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = _ExactFlagsParser(

@@ -174,8 +174,10 @@ def check_instance(inst: Instance) -> list[str]:
     return problems
 
 
-def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) -> DatasetRead:
-    """Read one JSON Lines dataset file."""
+def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False,
+                   unique_ids: bool = True) -> DatasetRead:
+    """Read one JSON Lines dataset file. ``unique_ids=False`` keeps a repeated id for the
+    caller to judge (an importer counts it as a duplicate, not as a malformed line)."""
     name = os.fspath(path)
     try:
         raw = Path(name).read_bytes()
@@ -193,7 +195,7 @@ def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) 
                 field, _, reason = problems[0].partition(": ")
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
                 raise DatasetError(name, number, field, reason + more)
-            if inst.id in ids:
+            if unique_ids and inst.id in ids:
                 raise DatasetError(name, number, "id",
                                    f"duplicate instance id {inst.id!r} (first on line {ids[inst.id]})")
         except DatasetError as exc:
@@ -201,7 +203,7 @@ def read_instances(path: str | os.PathLike[str], *, skip_invalid: bool = False) 
                 raise
             out.skipped.append(str(exc))
             continue
-        ids[inst.id] = number
+        ids.setdefault(inst.id, number)
         out.instances.append(inst)
         out.where.append(f"{name}:{number}")
     return out

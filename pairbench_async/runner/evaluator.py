@@ -378,8 +378,10 @@ class Evaluator:
             schema=SCHEMA_VERSION, validator=c.validator,
             specs={n: s for n, s in self._specs.items() if n != s},
             endpoints=endpoints_of(self._specs, c.model_config),
+            # `is`, not `in (None, False)`: 0 == False, and a recorded 0 (--loop-factor 0,
+            # the rule off) must not read back as "not recorded"
             options={k: v for k, v in {"model_config": c.model_config, **self._dataset_options}.items()
-                     if v not in (None, False)},
+                     if v is not None and v is not False},
         )
 
     def _check_endpoints(self, old: RunManifest, new: RunManifest) -> RunManifest:

@@ -61,3 +61,31 @@ def test_malformed_tests_file_names_file_line_and_field(tmp_path: Path) -> None:
 def test_bad_arguments_exit_2(tmp_path: Path) -> None:
     assert run("missing.py", "--tests", "missing.jsonl").returncode == 2
     assert run("x.py", "--tests", "t.jsonl", "--time-limit", "-1").returncode == 2
+
+
+def _looping(tmp_path: Path) -> tuple[Path, Path]:
+    prog = tmp_path / "loop.py"
+    prog.write_text("n = int(input())\nwhile n > 0:\n    pass\nprint(n)\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text("".join(json.dumps({"id": str(i), "input": f"{i % 2}\n", "output": "0\n"}) + "\n"
+                             for i in range(1, 5)))
+    return prog, tests
+
+
+def test_a_test_cut_short_by_the_loop_rule_is_said_so(tmp_path: Path) -> None:
+    """After the first timeout, exec's later tests run under the loop rule's bound, far below
+    --time-limit: the output says which tests that was and how to turn the rule off, and
+    --loop-factor 0 runs every test to the limit given."""
+    prog, tests = _looping(tmp_path)
+    ruled = run(str(prog), "--tests", str(tests), "--time-limit", "0.3", "--workers", "1")
+    assert ruled.returncode == 0, ruled.stderr
+    rows = [json.loads(x) for x in ruled.stdout.splitlines()]
+    assert [r["verdict"] for r in rows] == ["TLE", "AC", "TLE", "AC"]
+    assert rows[0]["cpu_ms"] >= 290 and rows[2]["cpu_ms"] < 100  # test 3 cut by the rule
+    assert "loop rule" in ruled.stderr and "3" in ruled.stderr and "--loop-factor 0" in ruled.stderr
+    off = run(str(prog), "--tests", str(tests), "--time-limit", "0.3", "--workers", "1",
+              "--loop-factor", "0")
+    assert off.returncode == 0, off.stderr
+    rows = [json.loads(x) for x in off.stdout.splitlines()]
+    assert [r["verdict"] for r in rows] == ["TLE", "AC", "TLE", "AC"]
+    assert rows[2]["cpu_ms"] >= 290 and "loop rule" not in off.stderr

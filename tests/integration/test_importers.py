@@ -489,6 +489,21 @@ async def test_jsonl_validates_and_normalises(tmp_path: Path) -> None:
     assert again.skipped == {} and (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
 
 
+async def test_jsonl_counts_a_duplicate_in_one_file_as_a_duplicate(tmp_path: Path) -> None:
+    """A repeated id within one file is the same reason as one repeated across files
+    ("duplicate instance id", naming both lines), not one more "malformed" row."""
+    good = Instance(id="x", problem="p", buggy="print(1)\n", reference="print(2)\n",
+                    tests=[Test(id="1", input="", output="2\n")], kind="stdio", time_limit=1.0,
+                    memory_limit_mb=64)
+    line = msgspec.json.encode(good).decode()
+    a = tmp_path / "a.jsonl"
+    a.write_text("\n".join([line, "not json", line, ""]))
+    report = await import_dataset("jsonl", [a], tmp_path / "out.jsonl")
+    assert report.rows == 3 and report.imported == 1 and balanced(report)
+    assert report.skipped == {"malformed": 1, "duplicate instance id": 1}
+    assert f"duplicate instance id: {a}:3: 'x' (also at {a}:1)" in report.problems
+
+
 async def test_unreadable_source_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     with pytest.raises(DatasetError, match="missing.jsonl: cannot read"):

@@ -50,3 +50,30 @@ def test_a_folder_without_the_rule_resumes_with_the_defaults_of_its_time(tmp_pat
     assert refused.returncode == 2
     assert f"the run has {LEGACY_LOOP_RULE['loop_floor']}" in refused.stderr
     assert _run(out, "--resume").returncode == 0
+
+
+def test_the_rule_turned_off_is_recorded_as_off(tmp_path: Path) -> None:
+    """``--loop-factor 0`` (the rule off) is a recorded value like any other: 0 is not a
+    missing option, so a resume neither falls back to the legacy factor 10 nor refuses 0."""
+    out = tmp_path / "run"
+    assert _run(out, "--loop-factor", "0").returncode == 0
+    assert _options(out)["loop_factor"] == 0
+    kept = _run(out, "--resume", "--loop-factor", "0")
+    assert kept.returncode == 0, kept.stderr
+    refused = _run(out, "--resume", "--loop-factor", "10")
+    assert refused.returncode == 2
+    assert "--loop-factor: the run has 0, this command gives 10" in refused.stderr
+
+
+def test_a_folder_that_lost_its_zero_factor_resumes_with_the_rule_off(tmp_path: Path) -> None:
+    """Folders written while a factor of 0 was dropped from the manifest (0 == False) hold
+    the floor and probe without the factor: that can only have been 0, the rule off."""
+    out = tmp_path / "run"
+    assert _run(out, "--loop-factor", "0").returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["options"]["loop_factor"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    refused = _run(out, "--resume", "--loop-factor", "10")
+    assert refused.returncode == 2
+    assert "--loop-factor: the run has 0, this command gives 10" in refused.stderr
+    assert _run(out, "--resume", "--loop-factor", "0").returncode == 0

@@ -41,3 +41,24 @@ def test_an_abbreviated_flag_is_an_error(argv: list[str], flag: str, capsys: pyt
 def test_the_full_spelling_still_parses() -> None:
     args = _parser().parse_args(["run", "--concurrency", "4", "--no-progress"])
     assert args.concurrency == 4
+
+
+@pytest.mark.parametrize(
+    ("argv", "command", "meant"),
+    [
+        (["run", "--concur", "4"], "run", "--concurrency"),
+        (["run", "--loop-fact=0"], "run", "--loop-factor"),
+        (["report", "runs/x", "--no-bug"], "report", "--no-bug-check"),
+        (["exec", "p.py", "--tests", "t.jsonl", "--time", "1"], "exec", "--time-limit"),
+    ],
+)
+def test_the_refusal_names_the_command_and_the_flag_meant(
+        argv: list[str], command: str, meant: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal comes from the command's own parser (its usage, `pairbench run: error:`),
+    says that flags are not abbreviated and names the flag the abbreviation would have been."""
+    with pytest.raises(SystemExit) as exc:
+        _parser().parse_args(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert f"{command}: error: unrecognized arguments: " in err
+    assert f"did you mean {meant}?" in err and "not abbreviated" in err

@@ -33,7 +33,10 @@ async def import_jsonl(sources: Sequence[str], options: ImportOptions, pool: San
     instances: list[Instance] = []
     seen: dict[str, str] = {}  # instance id -> file:line
     for path in sources:
-        read = read_instances(path, skip_invalid=True)  # an unreadable file still raises
+        # ids are checked here, across every source, so a repeat within one file is
+        # counted as the duplicate it is rather than as a malformed line (an unreadable
+        # file still raises)
+        read = read_instances(path, skip_invalid=True, unique_ids=False)
         report.rows += len(read.instances) + len(read.skipped)
         for message in read.skipped:
             report.skip(MALFORMED, message)
