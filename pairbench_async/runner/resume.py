@@ -119,10 +119,6 @@ def _options_of(manifest: RunManifest) -> dict[str, Any]:
     options = {k: v for k, v in manifest.options.items() if k not in ("model_config", "sweep_grid")}
     if not manifest.options:
         options["limit"] = manifest.instances
-    if "loop_floor" in options and "loop_factor" not in options:
-        # the rule's floor recorded without its factor: written while a factor of 0 was
-        # dropped as falsy (0 == False), so it was 0, the rule off, not the legacy 10
-        options["loop_factor"] = 0
     return options
 
 

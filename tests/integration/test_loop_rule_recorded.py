@@ -63,17 +63,3 @@ def test_the_rule_turned_off_is_recorded_as_off(tmp_path: Path) -> None:
     refused = _run(out, "--resume", "--loop-factor", "10")
     assert refused.returncode == 2
     assert "--loop-factor: the run has 0, this command gives 10" in refused.stderr
-
-
-def test_a_folder_that_lost_its_zero_factor_resumes_with_the_rule_off(tmp_path: Path) -> None:
-    """Folders written while a factor of 0 was dropped from the manifest (0 == False) hold
-    the floor and probe without the factor: that can only have been 0, the rule off."""
-    out = tmp_path / "run"
-    assert _run(out, "--loop-factor", "0").returncode == 0
-    manifest = json.loads((out / "manifest.json").read_text())
-    del manifest["options"]["loop_factor"]
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    refused = _run(out, "--resume", "--loop-factor", "10")
-    assert refused.returncode == 2
-    assert "--loop-factor: the run has 0, this command gives 10" in refused.stderr
-    assert _run(out, "--resume", "--loop-factor", "0").returncode == 0
