@@ -136,9 +136,10 @@ async def test_a_feedback_model_sweep(fault_server: FaultServer, tmp_path: Path)
     assert code == 0, err
     port = fault_server.url.rsplit(":", 1)[1]
     folder = f"feedback=openai-ok-http-127.0.0.1-{port}-v1"
-    # the settings' folders (the sweep folder also holds its lock file, .lock, since issue 25)
+    # the settings' folders (the sweep folder also holds its lock file, .lock, since issue 25,
+    # and the reference check every setting used, references.json, since issue 23's last round)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [folder, "feedback=rules"]
-    assert sorted(p.name for p in out.iterdir() if not p.is_dir()) == [".lock"]
+    assert sorted(p.name for p in out.iterdir() if not p.is_dir()) == [".lock", "references.json"]
     manifest = read_manifest(out / folder)
     assert manifest is not None and manifest.feedback == spec
     assert manifest.sweep is not None and manifest.sweep.values == {"feedback": spec}
