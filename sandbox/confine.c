@@ -1176,7 +1176,7 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 #define OP_ZDIED 13
 #define OP_FATAL 14
 #define FRAME_HEADER_FORMAT "<BI"
-#define TEST_HEAD_FORMAT "<IIIIIIIB"
+#define TEST_HEAD_FORMAT "<IIIQQQIB"
 #define RESULT_FORMAT "<iIqqqqqqIIII"
 #define ZDIED_FORMAT "<iB"
 #define FLAG_WALL_TIMEOUT 1
@@ -1194,17 +1194,19 @@ struct frame_header {
 };
 /* The limits of one test, ahead of its input (process.py's _TEST_HEAD). The loop
  * rule (pool.py, jobs.py): until a test of the same job (serial) timed out, a test
- * whose reference time is known runs under min(cpu_ms, max(probe_ms, factor x the
+ * whose reference time is known runs under min(cpu_ms, max(probe_us, factor x the
  * slowest test of the job this zygote saw finish)); once one did, the next tests run
- * under min(cpu_ms, max(floor_ms, ref_tight_ms, factor x that slowest test)). Either
- * way 3 x the CPU limit + 1 s of wall at most. */
+ * under min(cpu_ms, max(floor_us, ref_tight_us, factor x that slowest test)). Either
+ * way 3 x the CPU limit + 1 s of wall at most. The rule's bounds are in us (a bound of
+ * 2.5 ms was applied as 3 ms in whole ms), 64-bit so that a build from before has
+ * another size and is refused (wire.py), not misread. */
 struct test_head {
     uint32_t serial;       /* the pool's job number: the rule's state is per job */
     uint32_t cpu_ms;       /* the test's own CPU limit */
     uint32_t wall_ms;      /* the test's own wall limit */
-    uint32_t ref_tight_ms; /* floor + factor x the reference's time on the test (0: unknown) */
-    uint32_t probe_ms;     /* the limit before a timeout (0: none: the reference's time unknown) */
-    uint32_t floor_ms;     /* the least tight limit */
+    uint64_t ref_tight_us; /* floor + factor x the reference's time on the test (0: unknown) */
+    uint64_t probe_us;     /* the limit before a timeout (0: none: the reference's time unknown) */
+    uint64_t floor_us;     /* the least tight limit */
     uint32_t factor;       /* 0: no loop rule */
     uint8_t flags;         /* HEAD_START_TIGHT */
 };
@@ -1222,7 +1224,7 @@ struct result_block { /* RESULT_FORMAT */
 };
 #pragma pack(pop)
 _Static_assert(sizeof(struct frame_header) == 1 + 4, "FRAME_HEADER_FORMAT");
-_Static_assert(sizeof(struct test_head) == 7 * 4 + 1, "TEST_HEAD_FORMAT");
+_Static_assert(sizeof(struct test_head) == 4 * 4 + 3 * 8 + 1, "TEST_HEAD_FORMAT");
 _Static_assert(sizeof(struct result_block) == 2 * 4 + 6 * 8 + 4 * 4, "RESULT_FORMAT");
 
 struct buffer {
@@ -1565,17 +1567,17 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         int64_t cpu_limit_us = (int64_t)th.cpu_ms * 1000;
         int64_t wall_limit_ms = th.wall_ms;
         uint32_t tightened = 0;
-        if (th.factor > 0 && (tight || th.probe_ms > 0)) {
+        if (th.factor > 0 && (tight || th.probe_us > 0)) {
             /* after a timeout: the tight limit; before one: the probe */
-            int64_t t = (int64_t)(tight ? th.floor_ms : th.probe_ms) * 1000;
-            if (tight && (int64_t)th.ref_tight_ms * 1000 > t)
-                t = (int64_t)th.ref_tight_ms * 1000;
+            int64_t t = (int64_t)(tight ? th.floor_us : th.probe_us);
+            if (tight && (int64_t)th.ref_tight_us > t)
+                t = (int64_t)th.ref_tight_us;
             /* factor x the slowest finished test: where the reference's time is known, at
              * most the probe (a program cannot buy looser limits by being slow first, and
              * the probe does not depend on the tests run before it) */
             int64_t own = (int64_t)th.factor * slowest_us;
-            if (th.probe_ms > 0 && own > (int64_t)th.probe_ms * 1000)
-                own = (int64_t)th.probe_ms * 1000;
+            if (th.probe_us > 0 && own > (int64_t)th.probe_us)
+                own = (int64_t)th.probe_us;
             if (own > t)
                 t = own;
             if (t < cpu_limit_us) {

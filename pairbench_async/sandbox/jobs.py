@@ -30,8 +30,8 @@ _FILENAME = "solution.py"
 ARGS = msgspec.json.Encoder()
 #: A TEST frame's payload starts with a ``wire.TEST_HEAD`` (sandbox/confine.c's struct
 #: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
-#: floor + factor x the reference's time (ms, 0: unknown), its probe limit (ms, 0: none),
-#: its floor (ms) and factor (0: off), flags (``HEAD_START_TIGHT``: a test of the job
+#: floor + factor x the reference's time (us, 0: unknown), its probe limit (us, 0: none),
+#: its floor (us) and factor (0: off), flags (``HEAD_START_TIGHT``: a test of the job
 #: already timed out).
 _U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
 _serials = itertools.count(1)
@@ -52,6 +52,11 @@ class LoopRule(NamedTuple):
 #: reference itself was TLE on a 100,000-item set (~0.17 s of encoding against 0.1 s).
 IO_SECONDS_PER_BYTE = 1 / 50e6
 IO_SECONDS_PER_VALUE = 3e-6
+
+
+def _us(seconds: float) -> int:
+    """A loop-rule bound in whole microseconds, at least 1 (the head's 64-bit fields)."""
+    return min(_U32 * 1000, max(1, math.ceil(seconds * 1e6)))
 
 
 def _ms(seconds: float) -> int:
@@ -171,7 +176,7 @@ class Job:
         self.timed_out = False
         own = [test_limits(t, limits) for t in self.tests]
         self.max_wall = max((wall for _, wall in own), default=limits.wall_seconds)
-        floor_ms = min(_U32, max(0, math.ceil(rule.floor * 1000)))
+        floor_us = min(_U32 * 1000, max(0, math.ceil(rule.floor * 1e6)))
         factor = max(0, int(rule.factor))
         #: each test's TEST head but its flags
         # (the harness's size allowance is encoded only for a test whose bound is used)
@@ -179,9 +184,9 @@ class Job:
                   for t in self.tests]
         self.heads = [
             (self.serial, _ms(cpu), _ms(wall),
-             _ms(bound) if t.ref_ms is not None and factor else 0,
-             _ms(max(rule.probe, bound)) if t.ref_ms is not None and factor else 0,
-             floor_ms, factor)
+             _us(bound) if t.ref_ms is not None and factor else 0,
+             _us(max(rule.probe, bound)) if t.ref_ms is not None and factor else 0,
+             floor_us, factor)
             for t, (cpu, wall), bound in zip(self.tests, own, bounds, strict=True)]
         self.checker = checker
         self.trace = trace

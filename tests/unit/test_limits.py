@@ -87,8 +87,8 @@ def test_the_loop_rule_off() -> None:
 
 
 def test_the_heads_carry_the_rule() -> None:
-    """What a TEST head tells the zygote: floor + 10 x ref and the probe, in ms (0: no
-    reference time), the floor and the factor."""
+    """What a TEST head tells the zygote: floor + 10 x ref and the probe, in us (0: no
+    reference time), the floor (us) and the factor."""
     tests = [Test(id="1", input="", ref_ms=2.0), Test(id="2", input="")]
 
     async def heads() -> list[tuple[int, ...]]:
@@ -96,12 +96,13 @@ def test_the_heads_carry_the_rule() -> None:
                   LoopRule(factor=10, floor=0.005, probe=0.1))
         return [h[1:] for h in job.heads]
 
-    assert asyncio.run(heads()) == [(1000, 4000, 25, 100, 5, 10), (1000, 4000, 0, 0, 5, 10)]
+    assert asyncio.run(heads()) == [(1000, 4000, 25000, 100000, 5000, 10), (1000, 4000, 0, 0, 5000, 10)]
 
 
 def test_test_head_layout() -> None:
-    """The head confine.c's struct test_head reads: 7 uint32 and one flag byte."""
-    assert TEST_HEAD.size == 29
+    """The head confine.c's struct test_head reads: 4 uint32 (serial, CPU and wall limits
+    in ms, factor), the rule's 3 bounds as uint64 in us, and one flag byte."""
+    assert TEST_HEAD.size == 41
 
 
 def test_a_tests_own_limits_are_checked() -> None:
