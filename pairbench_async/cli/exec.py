@@ -46,6 +46,11 @@ def add_exec_parser(sub: Any) -> None:
                     help="the loop rule's factor: once a test timed out, later tests run under "
                          "max(floor, K x the slowest finished test), or floor + K x their ref_ms, "
                          "well below --time-limit (default 10; 0: off, every test to its own limit)")
+    ex.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
+                    help="the loop rule's floor, seconds of CPU (default 0.002)")
+    ex.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
+                    help="the loop rule's probe, seconds of CPU: the limit of a test with ref_ms before "
+                         "any timeout of the program (default 0.1)")
     add_sandbox_flags(ex)
 
 
@@ -103,7 +108,8 @@ async def exec_command(args: argparse.Namespace) -> int:
     limits = Limits(time_limit=args.time_limit, memory_limit_mb=args.memory_limit,
                     wall_limit=args.wall_limit, output_limit=args.output_limit)
     checker = Checker(mode=args.checker, abs_tol=args.float_tol, rel_tol=args.float_tol)
-    loop = {} if args.loop_factor is None else {"loop_factor": args.loop_factor}
+    loop = {f"loop_{k}": v for k, v in (("factor", args.loop_factor), ("floor", args.loop_floor),
+                                        ("probe", args.loop_probe)) if v is not None}
     config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
                            require_full=args.require_full_confinement, **loop)
     sandbox = make_command_sandbox(args, config)

@@ -89,3 +89,22 @@ def test_a_test_cut_short_by_the_loop_rule_is_said_so(tmp_path: Path) -> None:
     rows = [json.loads(x) for x in off.stdout.splitlines()]
     assert [r["verdict"] for r in rows] == ["TLE", "AC", "TLE", "AC"]
     assert rows[2]["cpu_ms"] >= 290 and "loop rule" not in off.stderr
+
+
+def test_the_loop_floor_and_probe_are_settable(tmp_path: Path) -> None:
+    """--loop-floor sets the bound of a test after a timeout when no test of the program has
+    finished yet (max(floor, 10 x the slowest finished)); --loop-probe the limit before any
+    timeout of a test with ref_ms."""
+    prog = tmp_path / "loop.py"
+    prog.write_text("while True:\n    pass\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text("".join(json.dumps({"id": str(i), "input": "", "output": "", "ref_ms": 0.01}) + "\n"
+                             for i in range(1, 4)))
+    got = run(str(prog), "--tests", str(tests), "--time-limit", "2", "--workers", "1",
+              "--loop-probe", "0.05", "--loop-floor", "0.03")
+    assert got.returncode == 0, got.stderr
+    rows = [json.loads(x) for x in got.stdout.splitlines()]
+    assert [r["verdict"] for r in rows] == ["TLE"] * 3
+    assert 45 <= rows[0]["cpu_ms"] < 90  # the probe, 50 ms, not the 0.1 s default nor 2 s
+    assert all(28 <= r["cpu_ms"] < 60 for r in rows[1:])  # floor 30 ms (+ 10 x 0.01 ms)
+    assert run(str(prog), "--tests", str(tests), "--loop-floor", "0").returncode == 2
