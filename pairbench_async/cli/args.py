@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..sandbox.config import SandboxConfig
     from ..sandbox.interface import Sandbox
 
-__all__ = ["add_sandbox_choice", "add_sandbox_flags", "make_command_sandbox", "non_negative_float", "non_negative_int",
-           "positive_float", "positive_int", "rate_range"]
+__all__ = ["LOOP_RULE", "add_loop_rule_flags", "add_sandbox_choice", "add_sandbox_flags", "loop_rule",
+           "make_command_sandbox", "non_negative_float", "non_negative_int", "positive_float", "positive_int",
+           "rate_range"]
 
 
 def _finite(text: str, limit: float, shown: str) -> float:
@@ -81,6 +83,31 @@ def add_sandbox_choice(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-address", metavar="ADDR", default=None,
                    help="the Ray cluster to use with --sandbox ray (default: auto, the cluster "
                    "`ray start` started here, or RAY_ADDRESS)")
+
+
+#: the SandboxConfig fields of the loop rule, as ``--loop-factor``, ``--loop-floor`` and
+#: ``--loop-probe`` give them (``run`` records them with its options)
+LOOP_RULE = ("loop_factor", "loop_floor", "loop_probe")
+
+
+def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
+    """``--loop-factor``, ``--loop-floor``, ``--loop-probe`` (run, exec); ``kept``: what the
+    command does with them, after the factor's help."""
+    p.add_argument("--loop-factor", type=non_negative_int, default=None, metavar="K",
+                   help="the loop rule's factor: once a test of a program timed out, a later test runs "
+                   "under max(floor, floor + K x its ref_ms, K x the slowest finished test), far below "
+                   f"its own limit (default 10; 0: off, every test to its own limit){kept}")
+    p.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
+                   help="the loop rule's floor, seconds of CPU (default 0.002)")
+    p.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
+                   help="the loop rule's probe, seconds of CPU: the limit of a test with ref_ms before "
+                   "any timeout of its program (default 0.1)")
+
+
+def loop_rule(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The loop-rule fields ``values`` (parsed arguments' ``vars``, or a run's options) give,
+    as SandboxConfig keywords."""
+    return {k: values[k] for k in LOOP_RULE if values.get(k) is not None}
 
 
 def add_sandbox_flags(p: argparse.ArgumentParser) -> None:

@@ -15,7 +15,14 @@ import msgspec
 from ..core.errors import ConfigError
 from ..core.types import Checker, Kind, Limits, Program, Test, TestResult, Verdict
 from ..datasets.files import read_tests
-from .args import add_sandbox_flags, non_negative_float, non_negative_int, positive_float, positive_int
+from .args import (
+    add_loop_rule_flags,
+    add_sandbox_flags,
+    loop_rule,
+    non_negative_float,
+    positive_float,
+    positive_int,
+)
 
 __all__ = ["add_exec_parser", "exec_command"]
 
@@ -42,15 +49,7 @@ def add_exec_parser(sub: Any) -> None:
                     help="output comparison (default: tokens, numbers within 1e-8)")
     ex.add_argument("--float-tol", type=non_negative_float, default=1e-8, metavar="TOL",
                     help="absolute and relative tolerance for numeric tokens (default 1e-8)")
-    ex.add_argument("--loop-factor", type=non_negative_int, default=None, metavar="K",
-                    help="the loop rule's factor: once a test timed out, later tests run under "
-                         "max(floor, K x the slowest finished test), or floor + K x their ref_ms, "
-                         "well below --time-limit (default 10; 0: off, every test to its own limit)")
-    ex.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
-                    help="the loop rule's floor, seconds of CPU (default 0.002)")
-    ex.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
-                    help="the loop rule's probe, seconds of CPU: the limit of a test with ref_ms before "
-                         "any timeout of the program (default 0.1)")
+    add_loop_rule_flags(ex)
     add_sandbox_flags(ex)
 
 
@@ -108,10 +107,8 @@ async def exec_command(args: argparse.Namespace) -> int:
     limits = Limits(time_limit=args.time_limit, memory_limit_mb=args.memory_limit,
                     wall_limit=args.wall_limit, output_limit=args.output_limit)
     checker = Checker(mode=args.checker, abs_tol=args.float_tol, rel_tol=args.float_tol)
-    loop = {f"loop_{k}": v for k, v in (("factor", args.loop_factor), ("floor", args.loop_floor),
-                                        ("probe", args.loop_probe)) if v is not None}
     config = SandboxConfig(workers=args.workers, confine=not args.no_confine,
-                           require_full=args.require_full_confinement, **loop)
+                           require_full=args.require_full_confinement, **loop_rule(vars(args)))
     sandbox = make_command_sandbox(args, config)
     try:
         await sandbox.start()

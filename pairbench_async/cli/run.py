@@ -25,11 +25,12 @@ from typing import Any
 from ..core.errors import ConfigError, DatasetError
 from ..report.errors import error_summary, render_errors
 from .args import (
+    LOOP_RULE,
+    add_loop_rule_flags,
     add_sandbox_choice,
+    loop_rule,
     make_command_sandbox,
     non_negative_float,
-    non_negative_int,
-    positive_float,
     positive_int,
 )
 
@@ -107,15 +108,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minimal-edit", action="store_true", default=None,
                    help="ask the candidate for the smallest change (PDB's minimal-edit mode)")
     p.add_argument("--workers", type=positive_int, default=None, help="sandbox workers (default: cores)")
-    p.add_argument("--loop-factor", type=non_negative_int, default=None, metavar="K",
-                   help="the loop rule's factor: a test with its reference's time runs under at most "
-                   "floor + K x that time once a test of its program timed out (default 10; 0: off, every "
-                   "test to its own limit); recorded, so a resume keeps it")
-    p.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
-                   help="the loop rule's floor, seconds of CPU (default 0.002)")
-    p.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
-                   help="the loop rule's probe, seconds of CPU: a test's limit before any timeout of "
-                   "its program (default 0.1)")
+    add_loop_rule_flags(p, "; recorded, so a resume keeps it")
     add_sandbox_choice(p)
     p.add_argument("--sweep", nargs="+", metavar="KEY=V1,V2",
                    help="run the grid of these parameters (turns, scenario-turns, max-scenarios, "
@@ -223,7 +216,7 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "loop_factor": ("loop_factor", "--loop-factor"), "loop_floor": ("loop_floor", "--loop-floor"),
           "loop_probe": ("loop_probe", "--loop-probe")}
 #: options that are not RunConfig fields
-_OPTIONS = ("limit", "skip_invalid", "loop_factor", "loop_floor", "loop_probe")
+_OPTIONS = ("limit", "skip_invalid", *LOOP_RULE)
 
 
 def _settings(
@@ -255,8 +248,7 @@ def _settings(
     from ..sandbox.config import SandboxConfig
 
     now = SandboxConfig()
-    current = {"loop_factor": now.loop_factor, "loop_floor": now.loop_floor, "loop_probe": now.loop_probe}
-    for key, value in (LEGACY_LOOP_RULE if args.resume else current).items():
+    for key, value in (LEGACY_LOOP_RULE if args.resume else {k: getattr(now, k) for k in LOOP_RULE}).items():
         options.setdefault(key, value)
     return RunConfig(**config, concurrency=args.concurrency), grid, list(dataset), options
 
@@ -397,9 +389,7 @@ async def _run(args: argparse.Namespace, root: Path) -> int:
     for config in configs:
         config.validate()  # every spec one this package can make, before the folder is locked (made)
         _check_keys(config, base.model_config)
-    sandbox = make_command_sandbox(args, SandboxConfig(  # Ray present?
-        workers=args.workers, loop_factor=options["loop_factor"], loop_floor=options["loop_floor"],
-        loop_probe=options["loop_probe"]))
+    sandbox = make_command_sandbox(args, SandboxConfig(workers=args.workers, **loop_rule(options)))  # Ray present?
     printer = _Printer(args, instances)
     main = asyncio.current_task()
     loop = asyncio.get_running_loop()
