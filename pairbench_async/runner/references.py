@@ -109,9 +109,15 @@ async def check_references(instances: Sequence[Instance], sandbox: Sandbox, *,
                 os.replace(tmp, path)
             except OSError:
                 pass  # a cache that cannot be written costs a re-check next time, nothing more
-    failed = found.failed
+    return _answer(instances, found.failed, found.ref_ms, cached)
+
+
+def _answer(instances: Sequence[Instance], failed: dict[str, dict[str, str]],
+            ref_ms: dict[str, list[float]], cached: bool) -> ReferenceCheck:
+    """The check's answer for ``instances``: those whose reference failed left out, and
+    their times with them."""
     return ReferenceCheck(kept=[i for i in instances if i.id not in failed], failed=failed, cached=cached,
-                          ref_ms={k: v for k, v in found.ref_ms.items() if k not in failed})
+                          ref_ms={k: v for k, v in ref_ms.items() if k not in failed})
 
 
 #: the file of a run folder that holds the check the run used
@@ -148,5 +154,4 @@ def recorded_check(instances: Sequence[Instance], folder: str | os.PathLike[str]
         return None
     if found.dataset != dataset_hash(instances) or found.times != _TIMES:
         return None
-    return ReferenceCheck(kept=[i for i in instances if i.id not in found.failed], failed=found.failed,
-                          cached=True, ref_ms={k: v for k, v in found.ref_ms.items() if k not in found.failed})
+    return _answer(instances, found.failed, found.ref_ms, cached=True)
