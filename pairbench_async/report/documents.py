@@ -40,8 +40,8 @@ from .leaderboard import (
 )
 from .model import Report, build_report
 from .paper_sections import accuracy_section
-from .pdb_section import PDB_LEGEND, bugs_fixed, pct
 from .pass_at_k import pass_at_k_by_model
+from .pdb_section import PDB_LEGEND, bugs_fixed, pct
 from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
 from .sections import robustness_sections
@@ -142,9 +142,6 @@ def run_json(run: LoadedRun, prices: PriceBook | None = None, *,
     return data
 
 
-_pct = pct  # the text report's rates are written as the page's PDB section writes them
-
-
 def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
@@ -164,14 +161,14 @@ def _precision_text(summaries: dict[str, Any], note: str = "") -> str:
     rows = []
     for name, s in sorted(summaries.items()):
         cb = s.codebleu
-        rows.append([name, _pct(s.pdb_recall), _pct(s.pdb_precision),
+        rows.append([name, pct(s.pdb_recall), pct(s.pdb_precision),
                      _pdb_bugs(s) if name != NAIVE_COPY else "-",
-                     _pct(s.edit_precision), _pct(s.edit_recall), _pct(s.regeneration_rate),
-                     _pct(s.exact_match_rate), _pct(s.exact_match_code_rate),
-                     _pct(s.corpus_bleu), _pct(s.bleu),
+                     pct(s.edit_precision), pct(s.edit_recall), pct(s.regeneration_rate),
+                     pct(s.exact_match_rate), pct(s.exact_match_code_rate),
+                     pct(s.corpus_bleu), pct(s.bleu),
                      *(["-"] * 3 if cb is None else
-                       [_pct(cb.codebleu), _pct(cb.syntax_match), _pct(cb.dataflow_match)]),
-                     _pct(s.verdict_mix.get("CE")), _pct(s.compilation_accuracy)])
+                       [pct(cb.codebleu), pct(cb.syntax_match), pct(cb.dataflow_match)]),
+                     pct(s.verdict_mix.get("CE")), pct(s.compilation_accuracy)])
     lines = _columns(header, rows)
     lines.append(f"repair precision, in %: {PDB_LEGEND}; "
                  "LineProxP/R are not PDB's: line proximity to the reference's edit, averaged over "
@@ -196,8 +193,8 @@ def _pass_at_k_text(summaries: dict[str, Any]) -> str:
                                       ("turn 0", s.initial_pass_at_k, s.initial_tca_at_k)):
             if passes is None or tcas is None:  # turn 0 is the given program: no sample
                 continue
-            rows.append([name, program, *(_pct(passes.get(k)) for k in ks),
-                         *(_pct(tcas.get(k)) for k in ks), str(s.samples)])
+            rows.append([name, program, *(pct(passes.get(k)) for k in ks),
+                         *(pct(tcas.get(k)) for k in ks), str(s.samples)])
     lines = _columns(header, rows)
     lines.append("FixEval over the runs, in %: pass@k = 1 - C(n-c,k)/C(n,k) (c of n runs pass "
                  "every hidden test), TCA@k = mean share of hidden tests passed by runs 1..k; "
