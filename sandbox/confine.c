@@ -1300,11 +1300,18 @@ static ssize_t slurp(int fd, struct buffer *b, off_t start, size_t n)
     return (ssize_t)got;
 }
 
-static int64_t now_us(void)
+/* A clock in microseconds; -1 when it cannot be read (a child's CPU clock once it is gone). */
+static int64_t read_us(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (clock_gettime(clock, &ts) != 0)
+        return -1;
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_us(void)
+{
+    return read_us(CLOCK_MONOTONIC);
 }
 
 /* The child's CPU time to the microsecond, and whether it could be read so. Read from
@@ -1322,7 +1329,6 @@ static int64_t now_us(void)
 static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusage *ru,
                             int *self_stopped)
 {
-    struct timespec ts;
     int st0 = 0;
     pid_t w0;
     while ((w0 = wait4(pid, &st0, WUNTRACED | WNOHANG, ru)) < 0 && errno == EINTR)
@@ -1333,9 +1339,7 @@ static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusa
             return -2;
         }
         *self_stopped = 1; /* a stop of its own, not yet reported: ours are consumed */
-        if (clock_gettime(clock, &ts) != 0)
-            return -1;
-        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+        return read_us(clock);
     }
     if (kill(pid, SIGSTOP) != 0)
         return -1;
@@ -1356,11 +1360,10 @@ static int64_t exact_cpu_us(pid_t pid, clockid_t clock, int *status, struct rusa
         struct timespec pause = {0, 20000};
         clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, NULL);
     }
-    if (clock_gettime(clock, &ts) != 0) {
+    int64_t x = read_us(clock);
+    if (x < 0)
         kill(pid, SIGCONT);
-        return -1;
-    }
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return x;
 }
 
 static void close_test_files(int fds[4])
@@ -1687,11 +1690,10 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 int64_t wait_us = wall_end - now;
                 int64_t least_us = 250; /* (a starved child is not stopped every few us) */
                 if (have_clock) {
-                    struct timespec ts;
-                    if (clock_gettime(cpu_clock, &ts) != 0) {
+                    int64_t used = read_us(cpu_clock);
+                    if (used < 0) {
                         have_clock = 0; /* the wall limit and RLIMIT_CPU still hold */
                     } else {
-                        int64_t used = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
                         /* within a tick of the limit (10 ms: HZ=100 at worst) once the
                          * child has had the wall time to reach it: read it exactly */
                         if (used < cpu_limit_us && exact && used + 10000 >= cpu_limit_us &&
@@ -1758,9 +1760,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * reaped: wait4's rusage has been seen to report up to ~30 % less for a
              * child killed in a busy loop on a loaded host (the clock is what both
              * the kill above and RLIMIT_CPU go by) */
-            struct timespec ts;
-            if (!reaped && have_clock && clock_gettime(cpu_clock, &ts) == 0)
-                clock_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+            if (!reaped && have_clock)
+                clock_us = read_us(cpu_clock);
             close(pidfd);
         }
         if (!reaped)
