@@ -902,6 +902,7 @@ static const char *drop_privileges(long uid, long gid, int ruleset)
  * failing step's name, or NULL when every layer is on. errno is kept. */
 struct child_spec {
     int fds[4];
+    int ctl[2]; /* a resident child's go (read) and done (write) pipes, -1: none */
     const char *cwd;
     unsigned long long lim[7]; /* cpu soft, cpu hard, as, fsize, nofile, nproc, stack */
     long uid, gid;
@@ -919,6 +920,9 @@ static const char *do_confine(const struct child_spec *c)
     if (dup2(c->fds[0], 0) < 0 || dup2(c->fds[1], 1) < 0 || dup2(c->fds[2], 2) < 0 ||
         (c->fds[3] != 3 && dup2(c->fds[3], 3) < 0))
         return "dup2";
+    /* (the pipes are above 100: no dup2 here lands on another's number) */
+    if (c->ctl[0] >= 0 && (dup2(c->ctl[0], 4) < 0 || dup2(c->ctl[1], 5) < 0))
+        return "dup2 control";
     if (chdir(c->cwd) != 0)
         return "chdir scratch";
     if (c->full) {
@@ -952,11 +956,13 @@ static const char *do_confine(const struct child_spec *c)
     }
     if (write(c->handshake, "K", 1) != 1)
         return "handshake";
-    /* Nothing above stdio and the result channel survives: not the worker's
-     * control pipes, not the ruleset, not the handshake. */
-    if (syscall(__NR_close_range, 4U, ~0U, 0) != 0) {
+    /* Nothing above stdio and the result channel (and a resident child's go and done
+     * pipes) survives: not the worker's control pipes, not the ruleset, not the
+     * handshake. */
+    unsigned first = c->ctl[0] >= 0 ? 6U : 4U;
+    if (syscall(__NR_close_range, first, ~0U, 0) != 0) {
         long fd, max = sysconf(_SC_OPEN_MAX);
-        for (fd = 4; fd < max; fd++)
+        for (fd = (long)first; fd < max; fd++)
             close((int)fd);
     }
     return NULL;
@@ -1184,7 +1190,12 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 #define FLAG_OOM 4 /* the kernel's OOM killer ran in the program's memory cgroup */
 #define FLAG_CPU_TIMEOUT 8 /* the zygote killed the child at its CPU limit */
 #define FLAG_TIGHT 16      /* the test ran under the loop rule's tighter (or probe) limit */
+#define FLAG_SHARED 32     /* the test ran in a resident child after another test of it */
 #define HEAD_START_TIGHT 1 /* test_head.flags: the job already had a TLE elsewhere */
+#define HEAD_ISOLATED 2    /* test_head.flags: run it in a child of its own (a re-run) */
+/* A resident child's RLIMIT_CPU backstop, past its first test's limit: it is retired
+ * (killed between tests) before a test could reach it, see pb_serve */
+#define RESIDENT_BACKSTOP_S 30
 #define EXIT_FAULT 121
 
 #pragma pack(push, 1)
@@ -1376,8 +1387,9 @@ static void close_test_files(int fds[4])
 }
 
 /* stdin, stdout, stderr and the report channel of one test: new memfds, the
- * first holding `input` and sealed against any change. */
-static int open_test_files(int fds[4], const char *input, size_t n)
+ * first holding `input` and sealed against any change (unless `seal` is 0: a resident
+ * child's stdin is its inbox, rewritten for each of its tests). */
+static int open_test_files(int fds[4], const char *input, size_t n, int seal)
 {
     static const char *names[4] = {"pb-stdin", "pb-stdout", "pb-stderr", "pb-channel"};
     close_test_files(fds);
@@ -1389,6 +1401,8 @@ static int open_test_files(int fds[4], const char *input, size_t n)
     }
     if (n > 0 && pwrite(fds[0], input, n, 0) != (ssize_t)n)
         return -1;
+    if (!seal)
+        return 0;
     return fcntl(fds[0], F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 }
 
@@ -1466,10 +1480,91 @@ static int reset_scratch_root(int fd)
     return futimens(fd, zero);
 }
 
+/* Resident child. Tests of a function-call program (serve()'s `resident`) run one
+ * after another in one child instead of a child each: forking, its copy-on-write faults
+ * and its exit were most of a passing test's cost. The child runs a test, writes its
+ * report, signals "done" on its fd 5 and blocks reading its fd 4; the zygote reads its
+ * CPU clock exactly (the child is switched out), sends the RESULT, empties and rewinds
+ * its stdin (the inbox), stdout, stderr and report files (the same open files as the
+ * child's fds 0-3) and the scratch directory, and hands over the next test by writing
+ * its input to the inbox and "g" to the child's fd 4. Each test keeps its own CPU and
+ * wall limits, counted from its handover. A test that ends otherwise (an exception, an
+ * exit, a kill at a limit) ends the child; the next test gets a new one. Every test
+ * after a child's first is flagged FLAG_SHARED: the pool runs such a test again alone
+ * (HEAD_ISOLATED) unless it passed or was killed at its CPU limit, so a test can differ
+ * from running alone only by passing (or timing out) after its program's earlier tests
+ * ran in the same process (the harness re-executes the program's module in a fresh
+ * namespace for each test and restores the interpreter-wide state it can). */
+struct resident {
+    pid_t pid; /* -1: none */
+    int pidfd, go, done;
+    int tests;
+    int64_t base_us;     /* its CPU time when its last test ended, exact */
+    int64_t backstop_us; /* its RLIMIT_CPU */
+    long long cg_base;   /* what the memory cgroup held at its fork (-1: no cgroup) */
+};
+
+/* A descriptor moved above 100 (close-on-exec): the child's dup2s onto 4 and 5 never
+ * land on another's number. */
+static int high_fd(int fd)
+{
+    if (fd < 0)
+        return -1;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    close(fd);
+    return moved;
+}
+
+/* End the resident child, if any (SIGKILL and reap), and forget it; with `c`, close its
+ * files too, and with `cg`, lift the memory cgroup's limit. 0, or -1 when the limit
+ * could not be written. */
+static int retire(struct resident *rs, struct child_spec *c, struct cgroup_fds *cg)
+{
+    if (rs->pid > 0) {
+        int st;
+        kill(rs->pid, SIGKILL);
+        while (waitpid(rs->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
+    int fds[3] = {rs->pidfd, rs->go, rs->done};
+    for (int k = 0; k < 3; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    int had = rs->pid > 0 || rs->go >= 0;
+    rs->pid = -1;
+    rs->pidfd = rs->go = rs->done = -1;
+    rs->tests = 0;
+    rs->base_us = 0;
+    rs->cg_base = -1;
+    if (c != NULL && had)
+        close_test_files(c->fds);
+    if (cg != NULL && cg->limit >= 0 && had)
+        return write_number(cg->limit, LIMIT_LIFTED);
+    return 0;
+}
+
+/* A live child's peak resident set (VmHWM of /proc/PID/status) in kB, -1 when it cannot
+ * be read: a resident child's tests are reported by it, not by wait4's rusage. */
+static long long child_hwm_kb(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *at = strstr(buf, "VmHWM:");
+    return at ? strtoll(at + 6, NULL, 10) : -1;
+}
+
 PyDoc_STRVAR(
     serve_doc,
     "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
-    "      output_cap, stderr_tail, channel_cap, base_kb, scratch,\n"
+    "      output_cap, stderr_tail, channel_cap, base_kb, scratch, resident,\n"
     "      cgroup=(usage_fd, limit_fd, peak_fd, events_fd, stat_fd, budget)) -> int\n\n"
     "The zygote's loop, in C so that the zygote touches (and so copies) almost no\n"
     "Python memory between forks. For each TEST frame read from fin: take the\n"
@@ -1486,7 +1581,9 @@ PyDoc_STRVAR(
     "cgroup, each test's limit is what the cgroup holds at the fork (page cache from\n"
     "earlier tests reclaimed first) plus budget, its peak above that is reported, and\n"
     "the limit is lifted once the child is reaped (the zygote's copy of the outputs is\n"
-    "not the test's). Returns 1 in the confined child (which must run the program and\n"
+    "not the test's). With resident true, the tests run in one child after another (see\n"
+    "\"Resident child\" above) unless a test's head says HEAD_ISOLATED. Returns 1 in a\n"
+    "confined child that runs one test, 2 in a resident one (each must run the program and\n"
     "_exit), 0 on END, QUIT or end of input.");
 
 static PyObject *pb_serve(PyObject *self, PyObject *args)
@@ -1504,12 +1601,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     struct child_spec c;
     struct cgroup_fds cg = {-1, -1, -1, -1, -1, 0};
     long long cg_floor = -1; /* the least the memory cgroup held at a fork */
+    int resident = 0, in_child = 0;
+    struct resident rs = {.pid = -1, .pidfd = -1, .go = -1, .done = -1, .cg_base = -1};
     c.fds[0] = c.fds[1] = c.fds[2] = c.fds[3] = -1;
-    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipKKKLs|(iiiiiK)", &fin, &fout, &c.cwd, &c.lim[0],
-                          &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5], &c.lim[6], &c.uid,
-                          &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full, &out_cap,
-                          &err_tail, &chan_cap, &base_kb, &scratch, &cg.usage, &cg.limit, &cg.peak,
-                          &cg.events, &cg.stat, &cg.budget))
+    c.ctl[0] = c.ctl[1] = -1;
+    if (!PyArg_ParseTuple(args, "iis(KKKKKKK)lliiipKKKLsp|(iiiiiK)", &fin, &fout, &c.cwd,
+                          &c.lim[0], &c.lim[1], &c.lim[2], &c.lim[3], &c.lim[4], &c.lim[5],
+                          &c.lim[6], &c.uid, &c.gid, &c.ruleset, &c.handshake, &hs_r, &c.full,
+                          &out_cap, &err_tail, &chan_cap, &base_kb, &scratch, &resident,
+                          &cg.usage, &cg.limit, &cg.peak, &cg.events, &cg.stat, &cg.budget))
         return NULL;
     c.parent = getpid();
 
@@ -1592,18 +1692,42 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         }
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
-        if (c.full) {
-            /* the kernel's backstop, in whole seconds, one past the limit: RLIMIT_CPU
-             * goes by tick-sampled time, which on a loaded host has been seen to reach
-             * 1 s at ~0.77 s of the scheduler's own clock (what the limit is); the
-             * zygote's kill above is the limit, this only catches a zygote that fails */
-            c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000) + 1;
-            c.lim[1] = c.lim[0] + 1;
+        int alone = !resident || (th.flags & HEAD_ISOLATED);
+        /* The resident child (see "Resident child" above) takes this test unless the test
+         * must run alone, the child ended between tests, or the test could take it near
+         * its RLIMIT_CPU backstop (which counts its whole life; tick-sampled, it has been
+         * seen ~30 % ahead of the scheduler's clock). */
+        if (rs.pid > 0) {
+            struct pollfd q = {.fd = rs.pidfd, .events = POLLIN};
+            if (alone || poll(&q, 1, 0) != 0 ||
+                (rs.base_us + cpu_limit_us) * 14 / 10 + 1000000 > rs.backstop_us) {
+                if (retire(&rs, &c, &cg) != 0) {
+                    raise_step("memory cgroup limit");
+                    break;
+                }
+            }
         }
-        /* Fresh memory files for every test: a shared one would carry its times,
-         * status flags and locks from one test to the next. The input is sealed,
-         * so the program can neither change it nor keep memory in it. */
-        int failed = open_test_files(c.fds, in.data + sizeof th, h.len - sizeof th) != 0;
+        int failed = 0;
+        size_t n_in = h.len - sizeof th;
+        if (rs.pid > 0) {
+            /* its files were emptied and rewound when its last test ended */
+            failed = n_in > 0 && pwrite(c.fds[0], in.data + sizeof th, n_in, 0) != (ssize_t)n_in;
+        } else {
+            if (c.full) {
+                /* the kernel's backstop, in whole seconds, one past the limit: RLIMIT_CPU
+                 * goes by tick-sampled time, which on a loaded host has been seen to reach
+                 * 1 s at ~0.77 s of the scheduler's own clock (what the limit is); the
+                 * zygote's kill above is the limit, this only catches a zygote that fails
+                 * (a resident child's is RESIDENT_BACKSTOP_S further: it serves many) */
+                c.lim[0] = (unsigned long long)((cpu_limit_us + 999999) / 1000000) + 1 +
+                           (alone ? 0 : RESIDENT_BACKSTOP_S);
+                c.lim[1] = c.lim[0] + 1;
+            }
+            /* Fresh memory files for every child: a shared one would carry its times,
+             * status flags and locks from one test to the next. A lone test's input is
+             * sealed, so the program can neither change it nor keep memory in it. */
+            failed = open_test_files(c.fds, in.data + sizeof th, n_in, alone) != 0;
+        }
         memset(in.data, 0, h.len); /* the next child must not find this input */
         if (failed) {
             raise_step("test memfds");
@@ -1613,7 +1737,18 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         /* The test's memory limit covers everything the cgroup holds beyond what it
          * held at the fork: heap, scratch files, memory files, page cache. */
         long long cg_base = -1, oom_before = 0;
-        if (cg.usage >= 0 && (cg_base = read_number(cg.usage)) >= 0) {
+        if (rs.pid > 0 && rs.cg_base >= 0) {
+            /* a resident child's limit stays what it was at its fork: what it kept from
+             * its earlier tests is its own (a test that needs more fails there and runs
+             * again alone) */
+            cg_base = rs.cg_base;
+            if (write_number(cg.limit, (unsigned long long)cg_base + cg.budget) != 0 ||
+                pwrite(cg.peak, "0", 1, 0) != 1) {
+                raise_step("memory cgroup limit");
+                break;
+            }
+            oom_before = oom_kills(cg.events);
+        } else if (cg.usage >= 0 && (cg_base = read_number(cg.usage)) >= 0) {
             /* Page cache left by earlier tests (files they read) would be freed by the
              * kernel at the limit and so become extra room: reclaim it first, by a
              * limit just under what the cgroup holds (best effort: it may refuse). */
@@ -1639,32 +1774,73 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             oom_before = oom_kills(cg.events);
         }
 
-        int64_t t0 = now_us();
-        PyOS_BeforeFork();
-        pid_t pid = fork();
-        if (pid == 0) {
-            PyOS_AfterFork_Child();
-            const char *step = do_confine(&c);
-            if (step != NULL) {
-                int n = snprintf(fault, sizeof fault, "E%s: %s", step, strerror(errno));
-                if (n > 0 && write(c.handshake, fault, (size_t)n) < 0)
-                    _exit(EXIT_FAULT);
-                _exit(EXIT_FAULT);
-            }
-            ret = PyLong_FromLong(1);
-            break;
-        }
-        PyOS_AfterFork_Parent();
-        if (pid < 0) {
-            raise_step("fork");
-            break;
-        }
         struct result_block r = {0};
         int64_t clock_us = -1;
         r.flags |= tightened;
-        int status = 0, reaped = 0;
+        int status = 0, reaped = 0, done = 0;
+        int64_t base_us = 0; /* the child's CPU time when this test was handed to it */
         struct rusage ru;
-        int pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+        memset(&ru, 0, sizeof ru);
+        int64_t t0 = now_us();
+        pid_t pid;
+        int pidfd;
+        if (rs.pid > 0) {
+            pid = rs.pid;
+            pidfd = rs.pidfd;
+            base_us = rs.base_us;
+            r.flags |= FLAG_SHARED;
+            if (write(rs.go, "g", 1) != 1) {
+                /* gone between tests (the poll above raced its end): this test is lost
+                 * with it, reported as the child's end; the pool runs it again alone */
+                (void)kill(pid, SIGKILL);
+            }
+        } else {
+            int go[2] = {-1, -1}, dn[2] = {-1, -1};
+            c.ctl[0] = c.ctl[1] = -1;
+            if (!alone) {
+                if (pipe2(go, O_CLOEXEC) != 0 || pipe2(dn, O_CLOEXEC | O_NONBLOCK) != 0 ||
+                    (rs.go = high_fd(go[1])) < 0 || (rs.done = high_fd(dn[0])) < 0 ||
+                    (c.ctl[0] = high_fd(go[0])) < 0 || (c.ctl[1] = high_fd(dn[1])) < 0) {
+                    raise_step("resident pipes");
+                    break;
+                }
+            }
+            PyOS_BeforeFork();
+            pid = fork();
+            if (pid == 0) {
+                PyOS_AfterFork_Child();
+                const char *step = do_confine(&c);
+                if (step != NULL) {
+                    int n = snprintf(fault, sizeof fault, "E%s: %s", step, strerror(errno));
+                    if (n > 0 && write(c.handshake, fault, (size_t)n) < 0)
+                        _exit(EXIT_FAULT);
+                    _exit(EXIT_FAULT);
+                }
+                ret = PyLong_FromLong(alone ? 1 : 2);
+                in_child = 1;
+                break;
+            }
+            PyOS_AfterFork_Parent();
+            if (c.ctl[0] >= 0) {
+                close(c.ctl[0]);
+                close(c.ctl[1]);
+                c.ctl[0] = c.ctl[1] = -1;
+            }
+            if (pid < 0) {
+                raise_step("fork");
+                break;
+            }
+            pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+            if (!alone) {
+                rs.pid = pid;
+                rs.pidfd = pidfd;
+                rs.tests = 0;
+                rs.base_us = 0;
+                /* (unconfined, there is no RLIMIT_CPU to keep clear of) */
+                rs.backstop_us = c.full ? (int64_t)c.lim[0] * 1000000 : INT64_MAX / 4;
+                rs.cg_base = cg_base;
+            }
+        }
         if (pidfd >= 0) {
             /* Sleep until the child ends, or until it could have used its CPU limit
              * (its CPU time never runs ahead of the wall clock by more than its
@@ -1683,7 +1859,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * it has run again (its sampled clock moved). */
             int64_t prev_x = -1, prev_at = 0, idle_at = -1;
             int exit_grace = 0;
-            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN},
+                                  {.fd = rs.pid == pid ? rs.done : -1, .events = POLLIN}};
             int64_t wall_end = t0 + wall_limit_ms * 1000;
             for (;;) {
                 int64_t now = now_us();
@@ -1691,7 +1868,9 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 int64_t least_us = 250; /* (a starved child is not stopped every few us) */
                 if (have_clock) {
                     int64_t used = read_us(cpu_clock);
-                    if (used < 0) {
+                    if (used >= 0)
+                        used -= base_us;
+                    if (used < 0 && read_us(cpu_clock) < 0) {
                         have_clock = 0; /* the wall limit and RLIMIT_CPU still hold */
                     } else {
                         /* within a tick of the limit (10 ms: HZ=100 at worst) once the
@@ -1704,6 +1883,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                                 reaped = 1;
                                 break;
                             }
+                            if (x >= 0)
+                                x -= base_us;
                             if (self_stopped)
                                 exact = 0; /* stopped by itself: stays so, clock stands */
                             if (x < 0) {
@@ -1752,7 +1933,27 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 if (wait_us < least_us)
                     wait_us = least_us;
                 struct timespec tmo = {(time_t)(wait_us / 1000000), (long)(wait_us % 1000000) * 1000};
-                int n = ppoll(&p, 1, &tmo, NULL);
+                int n = ppoll(p, 2, &tmo, NULL);
+                if (n > 0 && !p[0].revents && (p[1].revents & POLLIN)) {
+                    /* a resident child's test ended: it waits for the next one. Its clock
+                     * is read exactly, once it is switched out */
+                    char sink[64];
+                    while (read(rs.done, sink, sizeof sink) > 0)
+                        ;
+                    int self_stopped = 0;
+                    int64_t x = exact_cpu_us(pid, cpu_clock, &status, &ru, &self_stopped);
+                    if (x == -2) {
+                        reaped = 1;
+                        break;
+                    }
+                    if (x >= 0 && !self_stopped)
+                        kill(pid, SIGCONT);
+                    if (x < 0)
+                        x = read_us(cpu_clock);
+                    done = 1;
+                    clock_us = x;
+                    break;
+                }
                 if (n > 0 || (n < 0 && errno != EINTR))
                     break;
             }
@@ -1760,20 +1961,35 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * reaped: wait4's rusage has been seen to report up to ~30 % less for a
              * child killed in a busy loop on a loaded host (the clock is what both
              * the kill above and RLIMIT_CPU go by) */
-            if (!reaped && have_clock)
+            if (!reaped && !done && have_clock)
                 clock_us = read_us(cpu_clock);
-            close(pidfd);
+            if (!done && pidfd != rs.pidfd)
+                close(pidfd);
         }
-        if (!reaped)
-            while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-                ;
+        if (done) {
+            /* the test's CPU: the child's clock now less its clock at the handover */
+            r.status = 0;
+            r.cpu_us = clock_us >= 0 ? clock_us - base_us : 0;
+            rs.base_us = clock_us >= 0 ? clock_us : rs.base_us;
+            long long hwm = child_hwm_kb(pid);
+            r.maxrss_kb = hwm >= 0 ? hwm : base_kb;
+        } else {
+            if (!reaped)
+                while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+                    ;
+            r.status = status;
+            r.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                       (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+            if (clock_us > r.cpu_us)
+                r.cpu_us = clock_us;
+            r.cpu_us -= base_us;
+            r.maxrss_kb = ru.ru_maxrss;
+            if (rs.pid == pid) { /* the resident child ended with this test: reaped */
+                rs.pid = -1;
+                (void)retire(&rs, NULL, NULL);
+            }
+        }
         r.wall_us = now_us() - t0;
-        r.status = status;
-        r.cpu_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                   (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-        if (clock_us > r.cpu_us)
-            r.cpu_us = clock_us;
-        r.maxrss_kb = ru.ru_maxrss;
         r.base_kb = base_kb;
         /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
          * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
@@ -1797,7 +2013,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             }
         }
 
-        ssize_t hn = read(hs_r, fault, sizeof fault);
+        ssize_t hn;
+        if (r.flags & FLAG_SHARED) {
+            /* its handshake was read at its first test: a child that failed to confine
+             * itself never ran one, so never took a second */
+            hn = 1;
+            fault[0] = 'K';
+        } else {
+            hn = read(hs_r, fault, sizeof fault);
+        }
         const char *fault_text = "";
         size_t fault_len = 0;
         if (hn > 0 && fault[0] == 'K') {
@@ -1845,7 +2069,16 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             {err.data, (size_t)n_err}, {chan.data, (size_t)n_chan}, {(void *)fault_text, fault_len},
         };
         int wrote = write_full(fout, iov, 6);
-        close_test_files(c.fds);
+        if (done) {
+            /* the resident child waits for its next test: its files emptied and rewound
+             * (they are the same open files as its fds 0-3, offsets included) */
+            rs.tests++;
+            for (int k = 0; k < 4; k++)
+                if (ftruncate(c.fds[k], 0) != 0 || lseek(c.fds[k], 0, SEEK_SET) < 0)
+                    wrote = -1;
+        } else {
+            close_test_files(c.fds);
+        }
         /* The next child is forked from this process: nothing of this test may be
          * left in its memory (the input was wiped before the fork). */
         if (n_out > 0)
@@ -1863,8 +2096,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             break;
         }
     }
-    close_test_files(c.fds);
-    close(scratch_fd);
+    if (!in_child) {
+        /* (in the child these numbers may now be its own fds 0-5: dup2 and close_range
+         * already left it nothing else) */
+        (void)retire(&rs, &c, NULL);
+        close_test_files(c.fds);
+        close(scratch_fd);
+    }
     struct buffer *bufs[4] = {&in, &out, &err, &chan};
     for (int k = 0; k < 4; k++) {
         if (bufs[k]->data) {
@@ -1915,6 +2153,7 @@ PyMODINIT_FUNC PyInit_native(void)
         {"FLAG_WALL_TIMEOUT", FLAG_WALL_TIMEOUT}, {"FLAG_CONFINED", FLAG_CONFINED},
         {"FLAG_OOM", FLAG_OOM}, {"FLAG_CPU_TIMEOUT", FLAG_CPU_TIMEOUT}, {"FLAG_TIGHT", FLAG_TIGHT},
         {"HEAD_START_TIGHT", HEAD_START_TIGHT}, {"EXIT_FAULT", EXIT_FAULT},
+        {"FLAG_SHARED", FLAG_SHARED}, {"HEAD_ISOLATED", HEAD_ISOLATED},
         {"EXIT_COMPILE_CPU", EXIT_COMPILE_CPU},
         {"RESULT_SIZE", (long)sizeof(struct result_block)},
         {"TEST_HEAD_SIZE", (long)sizeof(struct test_head)},

@@ -21,7 +21,7 @@ import msgspec
 
 from ..core.errors import ConfigError
 from ..core.types import Checker, Limits, Program, Test, TestResult, Verdict
-from .wire import HEAD_START_TIGHT, TEST_HEAD
+from .wire import HEAD_ISOLATED, HEAD_START_TIGHT, TEST_HEAD
 
 __all__ = ["ARGS", "Chunk", "IO_SECONDS_PER_BYTE", "IO_SECONDS_PER_VALUE", "Job", "LoopRule", "TEST_HEAD", "check_limits", "io_allowance", "probe_limit",
            "test_input", "tight_limit"]
@@ -227,10 +227,12 @@ class Chunk:
         self.attempt = attempt
 
 
-def test_input(job: Job, index: int) -> bytes:
-    """The payload of test ``index``'s TEST frame: its head (limits), then its input."""
+def test_input(job: Job, index: int, alone: bool = False) -> bytes:
+    """The payload of test ``index``'s TEST frame: its head (limits), then its input;
+    ``alone``: in a child of its own, never a resident one (a re-run)."""
     test = job.tests[index]
-    head = TEST_HEAD.pack(*job.heads[index], HEAD_START_TIGHT if job.timed_out else 0)
+    flags = (HEAD_START_TIGHT if job.timed_out else 0) | (HEAD_ISOLATED if alone else 0)
+    head = TEST_HEAD.pack(*job.heads[index], flags)
     if job.program.kind == "call":
         return head + ARGS.encode([test.args or [], test.kwargs or {}])
     return head + (test.input or "").encode()

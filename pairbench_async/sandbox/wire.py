@@ -16,7 +16,8 @@ from typing import Final
 from . import native
 
 __all__ = [
-    "EXIT_COMPILE_CPU", "FLAG_CONFINED", "FLAG_CPU_TIMEOUT", "FLAG_OOM", "FLAG_TIGHT", "FLAG_WALL_TIMEOUT", "HEAD_START_TIGHT",
+    "EXIT_COMPILE_CPU", "FLAG_CONFINED", "FLAG_CPU_TIMEOUT", "FLAG_OOM", "FLAG_SHARED", "FLAG_TIGHT",
+    "FLAG_WALL_TIMEOUT", "HEAD_ISOLATED", "HEAD_START_TIGHT",
     "HEADER", "OP_END", "OP_FATAL", "OP_LOAD", "OP_LOADED", "OP_QUIT", "OP_READY", "OP_RESULT", "OP_TEST",
     "OP_ZDIED", "RESULT", "TEST_HEAD", "ZDIED",
 ]
@@ -36,8 +37,13 @@ FLAG_CONFINED: Final[int] = native.FLAG_CONFINED
 FLAG_OOM: Final[int] = native.FLAG_OOM
 FLAG_CPU_TIMEOUT: Final[int] = native.FLAG_CPU_TIMEOUT
 FLAG_TIGHT: Final[int] = native.FLAG_TIGHT
+#: the test ran in a resident child after another test (the pool re-runs it alone
+#: unless it passed or was killed at its CPU limit)
+FLAG_SHARED: Final[int] = native.FLAG_SHARED
 #: a test head's flag: a test of the job already timed out (the loop rule applies)
 HEAD_START_TIGHT: Final[int] = native.HEAD_START_TIGHT
+#: a test head's flag: run the test in a child of its own
+HEAD_ISOLATED: Final[int] = native.HEAD_ISOLATED
 #: a zygote's exit status when compiling its program ran out of CPU (ZDIED's status)
 EXIT_COMPILE_CPU: Final[int] = native.EXIT_COMPILE_CPU
 

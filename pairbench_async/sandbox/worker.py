@@ -36,6 +36,7 @@ marshal; the child's report is untrusted and stays opaque bytes here (the pool
 decodes it as JSON).
 """
 
+import _thread
 import array  # noqa: F401
 
 # Modules programs commonly use, imported while the interpreter can still read
@@ -47,6 +48,7 @@ import copy  # noqa: F401
 import errno
 import fcntl
 import functools  # noqa: F401
+import gc
 import heapq  # noqa: F401
 import itertools  # noqa: F401
 import json
@@ -61,10 +63,10 @@ import signal
 import string  # noqa: F401
 import struct
 import sys
+from opcode import EXTENDED_ARG, opmap
 from time import CLOCK_PROCESS_CPUTIME_ID as _PROCESS_CLOCK
 from time import CLOCK_THREAD_CPUTIME_ID as _CPU_CLOCK
 from time import clock_gettime as _clock_gettime
-from opcode import EXTENDED_ARG, opmap
 
 IMPORT_NAME = opmap["IMPORT_NAME"]
 
@@ -172,6 +174,7 @@ class Config:
         self.nproc = raw["nproc"]
         self.nofile = raw["nofile"]
         self.stack_mb = raw["stack_mb"]
+        self.resident = raw.get("resident", False)
         self.pool_pid = raw["pool_pid"]
         self.expose_paths = raw["expose_paths"]
         #: {"procs": [paths], and a path for each role of CGROUP_FILES} or None
@@ -826,16 +829,75 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     if cgroup is not None and full:
         accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
                       cgroup["stat"], prog.memory)
+    # stdin programs run their module as __main__ against fd 0: a child per test
+    resident = bool(cfg.resident and prog.kind == "call")
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
                          hs_w, hs_r, full, prog.output_limit + 1, STDERR_TAIL,
-                         CHANNEL_CAP, base_kb, cfg.scratch, accounting)
-    if what == 1:  # the confined child
+                         CHANNEL_CAP, base_kb, cfg.scratch, resident, accounting)
+    if what:  # the confined child: one test (1), or a resident child's tests (2)
         status = 70
         try:
-            status = execute(prog)
+            status = serve_resident(prog) if what == 2 else execute(prog)
         finally:
             os._exit(status)
     os._exit(0)
+
+
+class Interpreter:
+    """What a test may change of the interpreter that the next test in a resident child
+    must not find (each test's module namespace is fresh anyway): the standard streams,
+    the builtins, the working directory, ``sys.path`` and ``sys.argv``, the recursion and
+    digit limits, trace and profile functions and the collector's switch as a lone child
+    would find them, and ``random`` seeded afresh, as
+    it is in every forked child (its at-fork hook)."""
+
+    def __init__(self):
+        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.cwd = os.getcwd()
+        self.path = list(sys.path)
+        self.argv = list(sys.argv)
+        self.builtins = dict(builtins.__dict__)
+        self.recursion = sys.getrecursionlimit()
+        self.digits = sys.get_int_max_str_digits()
+        self.gc = gc.isenabled()
+        self.random = sys.modules.get("random")
+
+    def restore(self):
+        sys.settrace(None)
+        sys.setprofile(None)
+        sys.stdin, sys.stdout, sys.stderr = self.streams
+        os.chdir(self.cwd)
+        sys.path[:] = self.path
+        sys.argv[:] = self.argv
+        if builtins.__dict__ != self.builtins:
+            builtins.__dict__.clear()
+            builtins.__dict__.update(self.builtins)
+        sys.setrecursionlimit(self.recursion)
+        sys.set_int_max_str_digits(self.digits)
+        if self.gc:
+            gc.enable()
+        if self.random is not None:
+            self.random.seed()
+
+
+def serve_resident(prog):
+    """A resident child's tests (sandbox/confine.c, "Resident child"): run one, say done
+    on fd 5, wait for "g" on fd 4 (the zygote has put the next test's input in the inbox,
+    fd 0), restore the interpreter, run it; the exit status of the first test that does
+    not end cleanly, or 0 when the zygote closes fd 4. A test that leaves a thread
+    running ends the child: its thread would run into the next test."""
+    before = Interpreter()
+    while True:
+        status = execute(prog)
+        if status != 0 or _thread._count():
+            return status
+        try:
+            os.write(5, b"d")
+            if os.read(4, 1) != b"g":
+                return 0
+            before.restore()
+        except BaseException:  # the program broke what this needs: end with its last test
+            return status
 
 
 # ----------------------------------------------------------------------------- worker
