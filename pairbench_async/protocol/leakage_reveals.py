@@ -210,7 +210,7 @@ _ABOUT_PROGRAM: Final = re.compile(
 #: "on the tests in which no value is positive", "for boards where the target sits ...": a set of
 #: inputs picked out by a restrictive clause (a quantified condition over the test inputs)
 _RESTRICTED: Final = re.compile(
-    r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
+    r"\b(?:on|for|in|with|across|among|only)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
     r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
     # "for withdrawals that take the account down to zero": any verb of a subject relative clause (revision 8)
     r"that\s+(?!(?:the|your|it|you|we|they|is|are|was|were|should|must|would|will|can|could)\b)[a-z]+|having|"
