@@ -43,7 +43,7 @@ from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
 from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
-from .leakage_mechanisms import domain_law_reasons, failing_class_reasons, held_value_reasons
+from .leakage_mechanisms import failing_class_reasons, held_value_reasons
 from .leakage_patterns import code_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
@@ -185,7 +185,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 4:
         reasons += location_reasons(text, own_names)
     if level < 5:
-        reasons += concept_reasons(text) or domain_law_reasons(text)
+        reasons += concept_reasons(text)
     if level < 6:
         reasons += direction_reasons(text, shape.names)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)

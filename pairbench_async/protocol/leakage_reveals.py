@@ -218,7 +218,8 @@ _RESTRICTED: Final = re.compile(
     re.I,
 )
 #: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
-_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{3,})",
+_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as|unless|"
+                               r"as\s+long\s+as|provided(?:\s+that)?|except\s+when|in\s+case)\s+(?P<clause>[^,.;:!?]{3,})",
                                re.I)
 #: the subject of a condition clause that is a thing of the input: a determiner and a noun, then a verb
 _INPUT_SUBJECT: Final = re.compile(

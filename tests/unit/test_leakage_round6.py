@@ -1,0 +1,72 @@
+"""The leakage rules' revision 10 classes (:mod:`pairbench_async.protocol.leakage_mechanisms`): each boundary
+recognised by a mechanism. Members invented for these tests (none is a labelled set's sentence), and the
+neighbours close to the boundary that each class must still accept."""
+
+from __future__ import annotations
+
+import pytest
+
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage_mechanisms import (
+    failing_class_reasons,
+    held_value_reasons,
+)
+
+PROBLEM = ("A parking garage logs cars entering and leaving. Given the log lines, print the largest number of "
+           "cars inside at any moment.")
+PROGRAM = ("n = int(input())\ninside = 0\npeak = 0\nfor _ in range(n):\n    kind = input().split()[0]\n"
+           "    if kind == 'in':\n        inside += 1\n    peak = max(peak, inside)\nprint(peak)\n")
+
+
+def rules(hint: str, level: int) -> set[str]:
+    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData())
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+@pytest.mark.parametrize("hint", [
+    "The occupancy your program keeps climbs but never comes down again.",          # a relative clause: program keeps
+    "The number of cars you start from is off after a departure.",                   # ... "you" as the program
+    "The stored peak drifts away from the real occupancy over the day.",             # a participle of keeping
+    "After a car leaves, its spot is still marked taken.",                           # a mark left in place
+    "Once the garage empties, the running count is never lowered.",                  # never changed, held noun
+    "The running figure for cars inside is not reset when the day rolls over.",      # negated change, held noun
+    "Nothing ever takes them back off the count when they drive out.",               # nothing <verb>s them
+    "The occupancy tally ends up one car higher with each departure.",               # what a held thing ends up
+    "The departure counter never moves.",                                             # a role only a program has
+    "Leftover entries from an earlier log line skew the figure.",                    # stale data
+])
+def test_a_value_attributed_to_what_the_program_holds_is_state(hint: str) -> None:
+    assert held_value_reasons(hint), hint
+    assert "state" in rules(hint, 2)
+
+
+@pytest.mark.parametrize("hint", [
+    "The printed peak is never shown for the second log.",        # of the output: the symptom
+    "Some cars are never parked for long.",                       # a fact of the input, no held quantity
+    "The last line is never reached on the largest test.",        # control flow, not a held value
+    "The result you print is too large on most logs.",            # the output, by a relative clause of printing
+    "It prints one number where the expected output has another.",
+])
+def test_the_symptom_and_the_input_are_no_held_value(hint: str) -> None:
+    assert not held_value_reasons(hint), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "The peak is too low. Logs ending with several departures come out wrong.",      # a class as failing subject
+    "Is it possible that garages with no arrivals at all are where it goes wrong?",   # after "that"
+    "Wrong on most logs, especially the ones where two cars arrive together.",       # a salient member
+    "The answer differs for a log like 'in out in'.",                                 # a single input by example
+    "The answer is off unless every car that arrives also leaves.",                  # an "unless" condition
+])
+def test_a_class_of_failing_inputs_is_an_input_pattern(hint: str) -> None:
+    assert "input_pattern" in rules(hint, 1), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "Lines of the output with large numbers come out wrong.",      # of the output
+    "Several tests fail, including test 3.",                       # a test named, not an input class
+    "The printed value looks like 7 when 8 is expected.",          # the output by example
+])
+def test_the_output_is_no_failing_class(hint: str) -> None:
+    assert not failing_class_reasons(hint), hint
