@@ -70,3 +70,21 @@ def test_a_class_of_failing_inputs_is_an_input_pattern(hint: str) -> None:
 ])
 def test_the_output_is_no_failing_class(hint: str) -> None:
     assert not failing_class_reasons(hint), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "The number of logs read on the first line is never used after that.",     # a line of the input
+    "The last line of the output shows a number that is one too small.",       # a line of the output
+    "Log 4 is the only test where a car leaves twice, and it fails.",          # a test case, not a condition
+])
+def test_a_line_or_test_of_the_data_is_no_location(hint: str) -> None:
+    assert "location" not in rules(hint, 2), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "The last line is where the peak goes wrong.",                             # the program's last line
+    "The test in the loop is the suspect.",                                    # a condition test, placed
+    "Look at the first line that updates the count.",
+])
+def test_a_line_or_test_of_the_program_is_still_a_location(hint: str) -> None:
+    assert "location" in rules(hint, 2), hint
