@@ -35,6 +35,7 @@ import re
 from typing import Final
 
 from .leakage_grammar import CLOSED
+from .leakage_reveals import FEATURE_ADJ
 
 __all__ = ["failing_class_reasons", "held_value_reasons"]
 
@@ -77,6 +78,47 @@ _HELD_PATTERNS: Final = (
                r"entries|result|results|contents?|data|marks?|flags?|one|ones)\b|\bcarr(?:y|ies|ied)\s+over\b|"
                r"\bfrom\s+one\s+(?:[\w-]+\s+)?(?:test|case|line|query|word|round|step|call|number|row|item|element|"
                r"pass|customer|event|day|turn)\s+to\s+the\s+next\b", re.I),
+    # "replaces the amount instead of adding to it", "is refreshed rather than extended": a held value
+    # destroyed where it should grow
+    re.compile(r"\b(?:replac|overwrit|reset|refresh|clobber|wip|clear|eras|restart|reinitiali[sz])\w*\b[^.;!?]{0,40}?"
+               r"\b(?:instead\s+of|rather\s+than)\s+(?:being\s+)?(?:add|updat|extend|accumulat|sum|increment|"
+               r"combin|merg|keep|grow|build|append|carr)\w*", re.I),
+    # "only remembers the most recent deposit", "keeps just one", "only the newest value survives"
+    re.compile(r"\b(?:only|just)\s+(?:ever\s+)?(?:remembers|keeps|stores|holds|records|tracks|retains|saves)\b|"
+               r"\b(?:remembers|keeps|stores|holds|records|tracks|retains|saves)\s+(?:only|just)\b|"
+               r"\bonly\s+the\s+(?:last|latest|newest|most\s+recent|first|oldest)\s+(?:[\w-]+\s+){0,3}?"
+               r"(?:survives?|remains?|stays?|is\s+kept|is\s+stored|is\s+remembered)\b", re.I),
+    # "the last amount seen for the account": a held value named by when the program met it
+    re.compile(r"\b(?:last|latest|most\s+recent|newest)\s+(?:[\w-]+\s+){0,2}?(?:seen|met|encountered|"
+               r"processed|stored|recorded|kept)\b", re.I),
+    # "is not accumulated across lines", "does not build up", "never adds up"
+    re.compile(r"\b(?:is|are|was|were|gets?|got)\s+(?:not|never)\s+(?:\w+\s+)?(?:accumulated|summed|added\s+up|built\s+up|"
+               r"tallied|totall?ed|aggregated|combined|merged)\b|\b(?:does|do|did)\s*(?:not|n't)\s+(?:build|add|sum|pile)\s+up\b", re.I),
+    # "the value it holds", "the amount kept for each account": a quantity the program holds, after its noun
+    re.compile(r"\b(?:value|values|amount|amounts|count|counts|total|totals|sum|sums|number|figure|balance|entry|"
+               r"entries|record|state|information|data|result)\s+(?:it|they)\s+(?:still\s+|only\s+)?(?:holds|keeps|stores|"
+               r"records|tracks|remembers|maintains|carries|accumulates)\b|"
+               r"\b(?:amount|amounts|count|counts|total|totals|sum|sums|figure|balance|entry|entries|state|information|"
+               r"data)\s+(?:kept|stored|recorded|tracked|remembered|saved|maintained|accumulated|cached)\s+"
+               r"(?:for|per|about|on|in)\b", re.I),
+    # "its record of each account", "their tally of ...": the program's record, by a possessive
+    re.compile(r"\b(?:its|their)\s+(?:own\s+)?(?:record|records|tally|memory|notion|idea|picture|view|bookkeeping|"
+               r"copy|knowledge|estimate|count|counts|total|sum)\s+of\b", re.I),
+    # "the history of an account is thrown out", "the dictionary entry is clobbered", "the totals from
+    # before are gone": a held quantity destroyed (its subject a held noun: see held_value_reasons)
+    _DESTROYED := re.compile(r"\b(?:is|are|was|were|gets?|got|being)\s+(?:\w+\s+)?(?:thrown\s+out|erased|clobbered|"
+                             r"wiped|dropped|replaced|gone|deleted|removed|emptied)\b", re.I),
+    # "marks remain blocked for the next search", "marks linger into the next one", "the program still
+    # believes the cell is in use", "the bookkeeping is shared across all starts": state outliving its scope
+    re.compile(r"\b(?:remains?|remained|stays?|stayed)\s+(?:still\s+)?(?:marked|set|flagged|blocked|taken|occupied|"
+               r"locked|filled|visited|used|active|reserved)\b|\b(?:linger|lingers|lingered|lingering|persists?|"
+               r"persisted|leaks?\s+into|leaked\s+into|bleeds?\s+into|spills?\s+(?:over\s+)?into)\b|"
+               r"\b(?:program|solution|code|it)\s+(?:still\s+|wrongly\s+)?(?:believes|thinks|assumes|supposes)\b|"
+               r"\b(?:is|are)\s+shared\s+(?:across|between|among|by\s+all)\b", re.I),
+    # "the path's cells are not released", "is never unmarked": a held mark never undone (no held noun needed:
+    # these verbs only undo what a program holds)
+    re.compile(r"\b(?:(?:is|are|was|were|gets?|got)\s+(?:not|never)|isn't|aren't|never\s+gets?)\s+(?:again\s+)?"
+               r"(?:released|freed|unmarked|undone|restored|rolled\s+back|unset|popped|backtracked)\b", re.I),
     # "the tally dictionary ends up keyed by the raw tokens", "ends up one place further along"
     re.compile(r"\bends?\s+up\s+(?:keyed|holding|storing|containing|pointing|indexed|one|two|\d+|being|as\s+an?)\b",
                re.I),
@@ -88,10 +130,11 @@ _HELD_PATTERNS: Final = (
                r"ahead|(?:stays?|remains?|starts?)\s+(?:at|on|from))\b", re.I),
 )
 #: what a program holds: the subject a passive "is never <changed>" must have to be about the program's state
-_HELD_NOUN: Final = re.compile(r"\b(?:flags?|marks?|markers?|counters?|count|total|sum|tally|balance|best|maximum|"
-                               r"minimum|max|min|distances?|entry|entries|block|record|position|index|pointer|cursor|"
-                               r"table|memo|cache|stack|queue|set|list|array|dict\w*|map|state|variable|accumulator|"
-                               r"window|bound|current|running|stored|recorded|visited)\b", re.I)
+_HELD_NOUN: Final = re.compile(r"\b(?:flags?|marks?|markers?|counters?|counts?|totals?|sums?|tally|balances?|best|"
+                               r"maximum|minimum|max|min|distances?|entry|entries|blocks?|records?|position|index|"
+                               r"pointer|cursor|table|memo|cache|stack|queue|set|list|array|dict\w*|map|mapping|state|"
+                               r"variable|accumulator|window|bound|current|running|stored|recorded|visited|history|"
+                               r"memory|from\s+before|earlier\s+ones|previous\s+ones)\b", re.I)
 #: verbs that are the symptom or control flow, not a change to a held value ("is never printed", "never
 #: reaches the end", "is never entered"), or a rule the program misses ("never considers")
 _NOT_CHANGE: Final = frozenset((
@@ -116,7 +159,8 @@ def held_value_reasons(hint: str) -> list[str]:
             if pattern in (_NEVER_ACTS, _NEVER_CHANGED) and (
                     found.group("verb").lower() in _NOT_CHANGE or found.group("verb").lower() in CLOSED):
                 continue
-            if pattern in (_NEVER_CHANGED, _NOT_CHANGED) and not _HELD_NOUN.search(_clause_before(hint, found.start())):
+            if (pattern in (_NEVER_CHANGED, _NOT_CHANGED, _DESTROYED)
+                    and not _HELD_NOUN.search(_clause_before(hint, found.start()))):
                 continue  # "some openers are never closed": a fact of the input, not a value the program holds
             return [f"state: attributes a value to what the program holds {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -125,8 +169,9 @@ def held_value_reasons(hint: str) -> list[str]:
 
 # --------------------------------------------------------------------------- input pattern
 
-_FAILURE: Final = (r"(?:fail|fails|failed|come\s+out\s+wrong|comes\s+out\s+wrong|go\s+wrong|goes\s+wrong|break|"
-                   r"trip\s+(?:it|the\s+program)\s+up|are\s+(?:wrong|where|the\s+(?:trigger|problem|issue|culprit)|"
+_FAILURE: Final = (r"(?:fail|fails|failed|comes?\s+out\s+(?:wrong|incorrect|bad)|go\s+wrong|goes\s+wrong|break|"
+                   r"trip\s+(?:it|the\s+program|the\s+code|the\s+solution)\s+up|(?:produce|give|get)s?\s+(?:a\s+|the\s+)?"
+                   r"(?:wrong|incorrect|bad)|throw\s+(?:it|the\s+\w+)\s+off|are\s+(?:wrong|where|the\s+(?:trigger|problem|issue|culprit)|"
                    r"mishandled|handled\s+wrong\w*)|trigger|cause\s+(?:it|the|this|that)|crash)\b")
 _FAILING_CLASS: Final = re.compile(
     r"(?:^|[.;:!?]\s+|\bthat\s+)(?:(?:some|all|the|any|those|certain|only)\s+)?(?:[\w-]+\s+)?(?P<noun>[a-z][\w-]*[^s\W]s)\s+"
@@ -142,6 +187,32 @@ _SINGLE_EXAMPLE: Final = re.compile(r"\b(?:for|on|with|given)\s+(?:a|an)\s+(?:[\
                                     re.I)
 
 
+#: "Repeated account names are where it goes wrong", "Negative amounts trip the program up": an input
+#: feature on a plural subject whose predicate is the failure
+_FEATURED_FAILING: Final = re.compile(
+    rf"(?:^|[.;:!?]\s+|\bthat\s+)(?:(?:all|the|some|any|those)\s+)?(?:{FEATURE_ADJ}[\s-]+(?:[\w-]+\s+){{0,2}}?|"
+    # any modifier of a sentence-opening plural ("Palindromic words get a wrong count"): its first word open-class
+    rf"(?P<mod>[A-Za-z][\w-]+)\s+(?:[\w-]+\s+)?)(?P<noun>[a-z][\w-]*[^s\W]s)\s+(?:\w+\s+){{0,2}}?{_FAILURE}", re.I | re.M)
+#: "on inputs with several occurrences of ...": a quantity as the failing inputs' property
+_WITH_QUANTITY: Final = re.compile(
+    r"\b(?:on|for|in)\s+(?:the\s+)?(?:[\w-]+\s+)?[a-z]+s\s+(?:with|having|containing|that\s+have|that\s+contain)\s+"
+    r"(?:several|many|multiple|two|three|more|fewer|no|only|a\s+lot|lots|at\s+least|at\s+most|exactly)\b", re.I)
+#: "With two transactions for one account": a quantity of one input thing per another
+_QUANTIFIED: Final = re.compile(
+    r"\b(?:with|for|on|given|having|has|have)\s+(?:two|three|several|multiple|many|more\s+than\s+one|at\s+least\s+two)\s+"
+    r"[a-z]+s\s+(?:for|in|on|per|of|with|about|to)\s+(?:one|a\s+single|the\s+same|one\s+and\s+the\s+same)\b", re.I)
+#: "Any account with a withdrawal ends up ...": a quantified input subject picked out by a property
+_ANY_WITH: Final = re.compile(
+    r"(?:^|[.;:!?]\s+)(?:any|every|each|all)\s+(?:[\w-]+\s+)?(?P<noun>[a-z]+)\s+(?:with|having|containing|without|"
+    r"whose|that\s+(?:has|have|contains?|includes?|holds?|receives?|gets?|appears?|occurs?))\s+", re.I | re.M)
+#: "Only accounts mentioned once come out right": the passing inputs characterised
+_ONLY_RIGHT: Final = re.compile(
+    r"\bonly\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?P<noun>[a-z]+s)\s+(?:[\w-]+\s+){0,3}?(?:come\s+out\s+right|"
+    r"pass|work|are\s+(?:right|correct|fine|handled\s+(?:right|correctly)))\b", re.I)
+#: subjects that are the program, a test or a measure of the output ("the number of components", "move counts")
+_NOT_SUBJECT: Final = re.compile(r"\b(?:tests?|cases?|outputs?|answers?|results?|lines?\s+printed|values?\s+printed|"
+                                 r"programs?|parts?|times?|runs?|number\s+of|counts|totals|sums)\b", re.I)
+
 #: "on all inputs, including the first day of the year": the failing inputs' kind by its salient member
 _INCLUDING: Final = re.compile(r"\b(?:on|for|with)\s+(?:all|every|many|most|several|some)\s+(?:[\w-]+\s+)?[a-z]+,?\s+"
                                r"(?:including|especially|particularly|notably|in\s+particular)\s+(?P<rest>[^.;:!?]{3,40})",
@@ -155,6 +226,17 @@ def failing_class_reasons(hint: str) -> list[str]:
             continue
         return [f"input_pattern: a class of inputs as the failing subject {_show(found.group())} "
                 "(reserved for L2 and above)"]
+    for pattern in (_FEATURED_FAILING, _QUANTIFIED, _ANY_WITH, _ONLY_RIGHT, _WITH_QUANTITY):
+        for found in pattern.finditer(hint):
+            subject = found.group("noun") if pattern is _FEATURED_FAILING else found.group()
+            if _NOT_SUBJECT.search(subject) or _OUTPUT.search(subject):
+                continue
+            if pattern is _FEATURED_FAILING and found.group("mod") and (
+                    found.group("mod").lower() in CLOSED or _NOT_SUBJECT.search(hint, found.start(), found.end("noun"))
+                    or _OUTPUT.search(found.group("mod")) or found.group("noun").lower() in _NOT_INPUT_NOUN):
+                continue  # "Some tests fail", "Printed values come out wrong"
+            return [f"input_pattern: characterises the failing inputs {_show(found.group())} "
+                    "(reserved for L2 and above)"]
     for found in _INCLUDING.finditer(hint):
         if not (_OUTPUT.search(found.group("rest")) or re.match(r"(?:the\s+)?(?:tests?|cases?)\b|\d", found.group("rest"), re.I)):
             return [f"input_pattern: names a member of the failing inputs {_show(found.group())} "

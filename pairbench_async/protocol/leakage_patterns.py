@@ -344,6 +344,10 @@ _DATA_AFTER: Final = re.compile(r"\s+(?:(?:of|in|from)\s+(?:the\s+|each\s+|every
 _TEST_CASE: Final = re.compile(r"\s+(?:where|in\s+which|with|that\s+fails|case|cases|\d)", re.IGNORECASE)
 
 
+_CASE_WORDS: Final = frozenset("first second third fourth fifth sixth last only failing hidden sample public example "
+                              "given other same next previous".split())
+
+
 def _of_data(hint: str, found: re.Match[str]) -> bool:
     """Whether a construct word names the data, not the program (revision 10): a line of the input or
     the output ("the count read on the first line", "the last line of the output"), or a test case ("the
@@ -352,7 +356,8 @@ def _of_data(hint: str, found: re.Match[str]) -> bool:
     if words[-1] in ("line", "lines"):
         return bool(_DATA_BEFORE.search(hint, 0, found.start()) or _DATA_AFTER.match(hint, found.end()))
     if words[-1] in ("test", "tests"):
-        return bool(_TEST_CASE.match(hint, found.end()))
+        # "the third test", "the only test", "the failing test": a test case, told by its modifier
+        return bool(_TEST_CASE.match(hint, found.end())) or bool(set(words) & _CASE_WORDS)
     return False
 
 

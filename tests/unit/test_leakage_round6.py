@@ -88,3 +88,40 @@ def test_a_line_or_test_of_the_data_is_no_location(hint: str) -> None:
 ])
 def test_a_line_or_test_of_the_program_is_still_a_location(hint: str) -> None:
     assert "location" in rules(hint, 2), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "Each new log line replaces the count instead of adding to it.",                  # destroyed where it should grow
+    "The program only remembers the latest arrival.",                                 # only keeps
+    "The peak is not accumulated across log lines.",                                  # not accumulated
+    "The figure it holds for the garage never exceeds one car.",                      # held, after its noun ("it")
+    "Its record of each car is thrown out on every line.",                            # a possessive record
+    "The totals from before are gone by the last line.",                              # destroyed, held noun
+    "Spots used by an earlier car remain taken for the next one.",                    # state outliving its scope
+    "The program still believes the garage is empty after a departure.",             # the program's belief
+    "A car's spot is never released when it leaves.",                                 # a mark never undone
+])
+def test_more_ways_of_saying_what_the_program_holds_are_state(hint: str) -> None:
+    assert "state" in rules(hint, 2), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "Repeated plates are where the peak goes wrong.",                 # a featured plural, failing
+    "Midnight departures trip the program up.",                       # any modifier of an opening plural
+    "With two arrivals for one car, the printed peak is off.",        # a quantity per one thing
+    "Any log with a departure first goes wrong.",                     # a quantified subject with a property
+    "Only logs without departures come out right.",                   # the passing class characterised
+    "It fails on logs with several cars arriving together.",          # a quantity as the property
+])
+def test_more_ways_of_characterising_the_failing_inputs_are_input_patterns(hint: str) -> None:
+    assert "input_pattern" in rules(hint, 1), hint
+
+
+@pytest.mark.parametrize("hint", [
+    "The number of cars comes out too high.",                         # a measure of the output
+    "Some tests fail on the peak.",                                   # tests
+    "Printed peaks come out wrong on two logs.",                      # the output
+    "The count printed for the third test is off by one.",            # a test case (no location either)
+])
+def test_the_output_and_the_tests_are_no_class_of_inputs(hint: str) -> None:
+    assert not (rules(hint, 1) & {"input_pattern", "location"}), hint
