@@ -12,7 +12,8 @@ below L4, ``direction`` below L6), :mod:`.leakage_structure` (``code`` read stru
 candidate's and the reference's names in code shapes, n-grams of reference lines the candidate
 lacks; an expression of the candidate quoted as a place is a ``location``) and
 :mod:`.leakage_quotes` (``quote``); the direction and input-pattern classes built from closed word classes
-are :mod:`.leakage_grammar`'s (revision 9); their
+are :mod:`.leakage_grammar`'s (revision 9), and the state and input-pattern classes built by mechanism
+:mod:`.leakage_mechanisms`' (revision 10, measured on held-out sets by ``bench.validator_heldout``); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -43,6 +44,7 @@ from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
 from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
+from .leakage_mechanisms import failing_class_reasons, held_value_reasons
 from .leakage_patterns import code_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
@@ -178,9 +180,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 4 and quoted:
         reasons.append(f"location: quotes the candidate's code {quoted[0][:40]!r} (reserved for L4 and above)")
     if level < 2:
-        reasons += input_pattern_reasons(text)
+        reasons += input_pattern_reasons(text) or failing_class_reasons(text)
     if level < 3:
-        reasons += state_reasons(text)
+        reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
         reasons += location_reasons(text, own_names)
     if level < 5:

@@ -328,10 +328,37 @@ def _structural_location(hint: str) -> str | None:
     if found:
         return found.group()
     for sentence in SENTENCES.split(hint):
-        construct = _CONSTRUCT_RE.search(sentence)
+        construct = next((m for m in _CONSTRUCT_RE.finditer(sentence) if not _of_data(sentence, m)), None)
         if construct and _POINTED_RE.search(sentence):
             return construct.group()
     return None
+
+
+#: a line of the data, not of the program: "read on the first line", "the last line of the output"
+_DATA_BEFORE: Final = re.compile(r"\b(?:read|given|entered|typed|supplied|written|printed|appears?)\s+(?:on|from|in|at|as)"
+                                 r"\s+$", re.IGNORECASE)
+_DATA_AFTER: Final = re.compile(r"\s+(?:(?:of|in|from)\s+(?:the\s+|each\s+|every\s+|a\s+|your\s+|its\s+)?(?:input|"
+                                r"output|test|file|data|log|stdin|answer|expected)|(?:is|are|was)\s+(?:printed|missing|"
+                                r"read|blank|empty)|printed|you\s+print)\b", re.IGNORECASE)
+#: a test case, not a condition test: "the only test where ...", "the third test with ..."
+_TEST_CASE: Final = re.compile(r"\s+(?:where|in\s+which|with|that\s+fails|case|cases|\d)", re.IGNORECASE)
+
+
+_CASE_WORDS: Final = frozenset("first second third fourth fifth sixth last only failing hidden sample public example "
+                              "given other same next previous".split())
+
+
+def _of_data(hint: str, found: re.Match[str]) -> bool:
+    """Whether a construct word names the data, not the program (revision 10): a line of the input or
+    the output ("the count read on the first line", "the last line of the output"), or a test case ("the
+    only test where the value repeats")."""
+    words = found.group().lower().split()
+    if words[-1] in ("line", "lines"):
+        return bool(_DATA_BEFORE.search(hint, 0, found.start()) or _DATA_AFTER.match(hint, found.end()))
+    if words[-1] in ("test", "tests"):
+        # "the third test", "the only test", "the failing test": a test case, told by its modifier
+        return bool(_TEST_CASE.match(hint, found.end())) or bool(set(words) & _CASE_WORDS)
+    return False
 
 
 def location_reasons(hint: str, own_names: set[str]) -> list[str]:
@@ -348,7 +375,7 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         )
         if codey or len(name) <= 3 or marked or cued:
             reasons.append(f"location: names the program's identifier {name!r}")
-    found = _STRUCTURE.search(hint)
+    found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)), None)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
     else:

@@ -109,7 +109,7 @@ _FEATURE: Final = (
     r"thousands?|10\s*\^\s*\d+|10\*\*\d+|1e\d+|\d{5,})"
 )
 #: a feature as an adjective in front of an input noun
-_FEATURE_ADJ: Final = (
+FEATURE_ADJ: Final = (
     r"(?:empty|blank|single|one-element|single-element|duplicated?|repeated|identical|equal|tied|negative|"
     r"zero|positive|large|huge|big|long|small|tiny|short|sorted|unsorted|reversed|descending|ascending|"
     r"decreasing|increasing|odd|even|odd-length|even-length|upper-?case|lower-?case|mixed-case|capitali[sz]ed|"
@@ -134,7 +134,7 @@ _INPUT_PATTERNS: Final = (
     # "on empty input", "for large values of n", "with only negative numbers"
     re.compile(rf"\b(?:on|for|with|given|in)\s+{_DET}(?:(?:very|really|quite|extremely|especially|particularly|"
                rf"fairly|rather|unusually|only|all|strictly|many|two|several)\s+)?"
-               rf"{_FEATURE_ADJ}[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\b", re.I),
+               rf"{FEATURE_ADJ}[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\b", re.I),
     # "on lines that mix uppercase ...", "for inputs of size one", "graphs that contain cycles"
     re.compile(rf"\b(?:on|for|with|given)\s+{_DET}{_INPUT_NOUN}\s+(?:that|which|where|whose|with|containing|"
                rf"having|of|in\s+which|without|made\s+of|consisting\s+of)\b[^,.;:!?]{{0,60}}?"
@@ -172,7 +172,7 @@ _INPUT_PATTERNS: Final = (
     # "an edge case", "corner cases"
     re.compile(r"\b(?:edge|corner|boundary|degenerate|extreme)[\s-]+cases?\b", re.I),
     # a featured input as the subject: "Capitalised text makes ...", "Reverse-order edge lines lead to ..."
-    re.compile(rf"(?:^|[.;!?]\s+)(?:{_FEATURE_ADJ}|[\w]+-[\w-]+)[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\s+"
+    re.compile(rf"(?:^|[.;!?]\s+)(?:{FEATURE_ADJ}|[\w]+-[\w-]+)[\s-]+(?:[\w-]+\s+)?{_INPUT_NOUN}\s+"
                r"(?:make|makes|made|cause|causes|lead|leads|trigger|triggers|break|breaks|fail|fails|"
                r"give|gives|come|comes|produce|produces)\b", re.I),
     # an input noun described as the subject: "Lists containing the maximum twice", "Lines such as 'b a b'"
@@ -210,7 +210,7 @@ _ABOUT_PROGRAM: Final = re.compile(
 #: "on the tests in which no value is positive", "for boards where the target sits ...": a set of
 #: inputs picked out by a restrictive clause (a quantified condition over the test inputs)
 _RESTRICTED: Final = re.compile(
-    r"\b(?:on|for|in|with|across|among)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
+    r"\b(?:on|for|in|with|across|among|only|from)\s+(?:(?:the|those|some|all|any|many|several|most|a\s+few|certain)\s+)?"
     r"(?:[\w-]+\s+){0,2}?[a-z][\w-]*s\s+(?P<rel>where|in\s+which|for\s+which|whose|such\s+that|"
     # "for withdrawals that take the account down to zero": any verb of a subject relative clause (revision 8)
     r"that\s+(?!(?:the|your|it|you|we|they|is|are|was|were|should|must|would|will|can|could)\b)[a-z]+|having|"
@@ -218,7 +218,8 @@ _RESTRICTED: Final = re.compile(
     re.I,
 )
 #: a condition clause: "whenever a digit of the number is 4 or 9", "if no value is positive"
-_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{3,})",
+_CONDITION: Final = re.compile(r"(?<!\bas\s)(?<!\beven\s)(?<!\bof\s)\b(?:when(?:ever)?|if|as\s+soon\s+as|unless|"
+                               r"as\s+long\s+as|provided(?:\s+that)?|except\s+when|in\s+case)\s+(?P<clause>[^,.;:!?]{3,})",
                                re.I)
 #: the subject of a condition clause that is a thing of the input: a determiner and a noun, then a verb
 _INPUT_SUBJECT: Final = re.compile(
