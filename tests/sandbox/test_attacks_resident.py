@@ -156,31 +156,33 @@ async def test_a_re_run_alone_starts_in_an_empty_scratch_directory() -> None:
     # pool takes a moment to decode it before it sends the re-run; the race is lost now
     # and then, hence several programs.)
     seen = []
-    for k in range(8):
-        program = call(
-            f"# attempt {k}\n"
-            "import os, math\n"
-            "def f(x):\n"
-            "    if x == 0:\n"
-            "        math.flag = 1\n"
-            "        return []\n"
-            "    if x == 1:\n"
-            "        if getattr(math, 'flag', 0):\n"
-            "            print('y' * 4000000)\n"
-            "            return [[i, str(i)] for i in range(200000)]\n"
-            "        return sorted(os.listdir('.'))\n"
-            "    os.write(3, b'{\"value\": []}')\n"
-            "    os.write(5, b'd')\n"
-            "    n = 0\n"
-            "    while True:\n"
-            "        n += 1\n"
-            "        try:\n"
-            "            open(f'junk{n}', 'w').close()\n"
-            "        except OSError:\n"
-            "            pass\n")
-        cases = [Test(id=str(i), args=[i], expected=[]) for i in range(3)]
-        shared, _, _ = await run_once(True, program, cases, Limits(time_limit=2.0))
-        seen.append(shared[1].value if shared[1].verdict is not Verdict.AC else [])
+    async with SandboxPool(SandboxConfig(workers=1, resident=True)) as pool:
+        for k in range(10):
+            program = call(
+                f"# attempt {k}\n"
+                "import os, math\n"
+                "def f(x):\n"
+                "    if x == 0:\n"
+                "        math.flag = 1\n"
+                "        return []\n"
+                "    if x == 1:\n"
+                "        if getattr(math, 'flag', 0):\n"
+                "            print('y' * 4000000)\n"
+                "            return [[i, str(i)] for i in range(200000)]\n"
+                "        return sorted(os.listdir('.'))\n"
+                "    os.write(3, b'{\"value\": []}')\n"
+                "    os.write(5, b'd')\n"
+                "    n = 0\n"
+                "    while True:\n"
+                "        n += 1\n"
+                "        try:\n"
+                "            open(f'junk{n}', 'w').close()\n"
+                "        except OSError:\n"
+                "            pass\n")
+            cases = [Test(id=str(i), args=[i], expected=[]) for i in range(3)]
+            async with asyncio.timeout(60):
+                shared = await pool.run(program, cases, Limits(time_limit=2.0))
+            seen.append(shared[1].value if shared[1].verdict is not Verdict.AC else [])
     assert all(v == [] for v in seen), [v[:2] for v in seen]
 
 
