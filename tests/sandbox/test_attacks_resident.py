@@ -204,3 +204,29 @@ async def test_values_recorded_without_expected_do_not_depend_on_earlier_tests()
     alone, _, _ = await run_once(False, program, cases, limits)
     assert [r.value for r in alone][2] == "0.1428571428571428571428571429"
     assert [r.value for r in shared] == [r.value for r in alone]
+
+
+async def test_a_discarded_shared_timeout_does_not_tighten_the_re_run_and_later_tests() -> None:
+    # Test 1 arms a timer whose handler sleeps: it fires in test 2, which times out at its
+    # wall limit in the shared child. The pool discards that result and runs test 2 again
+    # alone, but the zygote has already set its loop-rule state (tight: any timeout), so
+    # the re-run alone, and every later test of the job, runs under loop_factor x the
+    # slowest test so far (~10 ms) instead of its own 0.5 s, and its CPU kill stands:
+    # three tests of 0.1 s are TLE where a child per test passes them all.
+    program = call(
+        "import signal, time\n"
+        "def f(x):\n"
+        "    if x == 1:\n"
+        "        signal.signal(signal.SIGALRM, lambda *a: time.sleep(30))\n"
+        "        signal.setitimer(signal.ITIMER_REAL, 0.05)\n"
+        "    if x >= 2:\n"
+        "        t = time.process_time()\n"
+        "        while time.process_time() - t < 0.1:\n"
+        "            pass\n"
+        "    return x\n")
+    cases = [Test(id=str(i), args=[i], expected=i) for i in range(5)]
+    limits = Limits(time_limit=0.5, wall_limit=1.0)
+    shared, _, _ = await run_once(True, program, cases, limits)
+    alone, _, _ = await run_once(False, program, cases, limits)
+    assert verdicts(alone) == ["AC"] * 5
+    assert verdicts(shared) == verdicts(alone), [(r.timeout, r.cpu_ms) for r in shared]
