@@ -1545,24 +1545,6 @@ static int retire(struct resident *rs, struct child_spec *c, struct cgroup_fds *
     return 0;
 }
 
-/* A live child's peak resident set (VmHWM of /proc/PID/status) in kB, -1 when it cannot
- * be read: a resident child's tests are reported by it, not by wait4's rusage. */
-static long long child_hwm_kb(pid_t pid)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    const char *at = strstr(buf, "VmHWM:");
-    return at ? strtoll(at + 6, NULL, 10) : -1;
-}
-
 PyDoc_STRVAR(
     serve_doc,
     "serve(fin, fout, cwd, limits, uid, gid, ruleset, handshake_w, handshake_r, full,\n"
@@ -1979,8 +1961,9 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             r.status = 0;
             r.cpu_us = clock_us >= 0 ? clock_us - base_us : 0;
             rs.base_us = clock_us >= 0 ? clock_us : rs.base_us;
-            long long hwm = child_hwm_kb(pid);
-            r.maxrss_kb = hwm >= 0 ? hwm : base_kb;
+            /* no rusage of a live child (and its /proc is not the zygote's to read): its
+             * memory is the cgroup's peak, or, without a cgroup, what it holds in files */
+            r.maxrss_kb = base_kb;
         } else {
             if (!reaped)
                 while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
