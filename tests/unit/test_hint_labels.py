@@ -162,6 +162,9 @@ FRESH.update({15: (1.0, 30 / 34, 34), 16: (32 / 34, 32 / 35, 35), 17: (25 / 30, 
 #: fresh22 0.91 / 0.89 and fresh23 0.76 / 0.69 by revision 10. Floors: those levels minus one hint's worth.
 FRESH.update({20: (28 / 31, 28 / 34, 34), 21: (27 / 31, 27 / 36, 36), 22: (32 / 35, 32 / 36, 36),
               23: (25 / 33, 25 / 36, 36)})
+#: fresh24 and fresh25, two more blind sets: 0.84 / 0.72 and 0.87 / 0.75 by revision 10, 0.87 / 0.72 and
+#: 0.87 / 0.75 by revision 11 (neither had seen them). Floors: revision 10's level minus one hint's worth.
+FRESH.update({24: (26 / 31, 26 / 36, 36), 25: (27 / 31, 27 / 36, 36)})
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
