@@ -1,0 +1,98 @@
+"""The leakage rules' revision 11 classes (issue 24, item 1: precision on hints never seen), on
+sentences written for these tests in domains of their own, not the labelled sets': the candidate's own
+statement cited as a place, a test's input written as a call of the problem's function, the problem's
+own quantities in arithmetic; each with the neighbours that must stay code."""
+
+from __future__ import annotations
+
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage_structure import data_fragments, program_shape, quoted_spans
+
+STOCK_PROBLEM = ("Write a function restock(shelf, limit) that takes a list of item counts and tops each "
+                 "count up to limit, returning how many items were added in total; counts above limit stay.")
+STOCK = """\
+def restock(shelf, limit):
+    added = 0
+    for i in range(len(shelf)):
+        if shelf[i] <= limit:
+            added += limit - shelf[i]
+        shelf[i] = limit
+    return added
+"""
+STOCK_REFERENCE = """\
+def restock(shelf, limit):
+    added = 0
+    for i in range(len(shelf)):
+        if shelf[i] < limit:
+            added += limit - shelf[i]
+            shelf[i] = limit
+    return added
+"""
+TILES_PROBLEM = "Read n and print an n by n board of tiles, each row as one line."
+TILES = "n = int(input())\nboard = [['.'] * n] * n\nfor row in board:\n    print(''.join(row))\n"
+
+
+def rules(hint: str, level: int, program: str = STOCK, problem: str = STOCK_PROBLEM,
+          reference: str = STOCK_REFERENCE) -> set[str]:
+    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+# --------------------------------------------------------------------------- a statement cited as a place
+
+
+def test_the_candidates_statement_cited_as_a_place_is_a_location_not_code() -> None:
+    for hint in ("Have a second look at `if shelf[i] <= limit`; is that the branch you meant to take?",
+                 "The `shelf[i] = limit` line runs for every count, even ones already above the limit.",
+                 "Right after `added += limit - shelf[i]` the count is overwritten whatever it was."):
+        assert "code" not in rules(hint, 4), hint
+        assert "location" in rules(hint, 3), hint
+
+
+def test_a_statement_told_to_write_or_not_the_candidates_stays_code() -> None:
+    # told to write it
+    assert "code" in rules("Write `shelf[i] = limit` inside the if, not after it.", 6)
+    # not the candidate's statement: the patch itself
+    assert "code" in rules("Look at `if shelf[i] < limit` instead.", 4)
+    # not set off as a citation: a statement in prose is still code
+    assert "code" in rules("The shelf[i] = limit line is wrong.", 4)
+
+
+def test_a_span_of_the_candidates_code_is_a_quote_unless_written() -> None:
+    hint = "Every row is the same list, because `[['.'] * n] * n` copies one reference n times."
+    assert "code" not in rules(hint, 5, TILES, TILES_PROBLEM, "")
+    assert "location" in rules(hint, 3, TILES, TILES_PROBLEM, "")
+    assert quoted_spans(hint, program_shape(TILES, "")) == ["`[['.'] * n] * n`"]
+    assert "code" in rules("Use `[['.'] * n for _ in range(n)]` for the board.", 6, TILES, TILES_PROBLEM, "")
+    assert "code" in rules("Use `[['.'] * n] * n` elsewhere too.", 6, TILES, TILES_PROBLEM, "")
+
+
+# --------------------------------------------------------------------------- a test's input as a call
+
+
+def test_a_call_of_the_problems_function_on_literals_is_an_input_not_code() -> None:
+    hint = "restock([7, 2], 5) should give 3, but it gives 3 and also lowers the first count to 5."
+    assert "code" not in rules(hint, 2)
+    # below L2 it shows a failing input, which L2 first may
+    assert "input_pattern" in rules(hint, 1)
+    assert data_fragments(hint, program_shape(STOCK, STOCK_REFERENCE), STOCK_PROBLEM) == ["restock([7, 2], 5)"]
+
+
+def test_a_call_on_names_or_of_a_function_the_problem_does_not_name_stays_code() -> None:
+    assert "code" in rules("restock(shelf, limit - 1) is what the loop should call.", 4)
+    assert "code" in rules("Call restock([7, 2], 5) again before returning.", 6)
+    assert "code" in rules("Return helper([7, 2], 5) from the loop.", 4, STOCK + "def helper(a, b):\n    return 0\n")
+
+
+# --------------------------------------------------------------------------- the problem's own quantities
+
+
+def test_arithmetic_on_the_problems_own_words_is_the_specification_not_code() -> None:
+    assert "code" not in rules("After the call every count must be at least limit - 0, and the total "
+                               "returned equals limit * 2 on a shelf of two empty counts.", 5)
+    # a program name the problem does not use is the program's code ("added" is one of the problem's words)
+    assert "code" not in rules("The total should be added + limit here.", 5)
+    assert "code" in rules("The total should be i + limit here.", 5)
+    # subscripted, it is the program's code whatever the words
+    assert "code" in rules("Every count wants shelf[i] < limit here.", 5)
