@@ -202,7 +202,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 5:
         reasons += concept_reasons(text)
     if level < 6:
-        reasons += direction_reasons(text, shape.names)
+        reasons += direction_reasons(text, shape.names, frozenset(public_words))
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -316,7 +316,11 @@ _WHERE_PROGRAM: Final = re.compile(
     r"computes|updates|builds|adds|appends|handles|sets|resets|chooses|picks|sorts|loops|iterates|stores|keeps|"
     r"reads|splits|joins|multiplies|divides|initiali[sz]es)\b"
     r"|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+(?:to\s+(?:look\s+at|examine|inspect|check|focus\s+on)|"
-    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b",
+    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b"
+    # a step of the processing pointed at: "look at how the events get ordered", "examine where the totals
+    # are updated" (revision 11: once "you might want to look" no longer reads as a direction)
+    r"|\b(?:look\s+(?:at|into)|examine|inspect|revisit|check)\s+(?:how|where|when)\s+(?:the\s+|your\s+)?"
+    r"(?:[\w-]+\s+){1,2}?(?:get|gets|got|are|is|were|was)\s+(?:being\s+)?[a-z]+(?:ed|en)\b",
     re.IGNORECASE,
 )
 

@@ -96,3 +96,50 @@ def test_arithmetic_on_the_problems_own_words_is_the_specification_not_code() ->
     assert "code" in rules("The total should be i + limit here.", 5)
     # subscripted, it is the program's code whatever the words
     assert "code" in rules("Every count wants shelf[i] < limit here.", 5)
+
+
+# --------------------------------------------------------------------------- direction: a change, not a description
+
+ORBIT_PROBLEM = ("Given n planets with their orbit periods in days, print the first day on which every planet is "
+                 "back at its starting point; a planet's orbit is a cycle of its period.")
+ORBIT = """\
+n = int(input())
+periods = [int(input()) for _ in range(n)]
+day = max(periods)
+while any(day % p for p in periods):
+    day += 1
+print(day)
+"""
+
+
+def orbit(hint: str, level: int) -> set[str]:
+    return rules(hint, level, ORBIT, ORBIT_PROBLEM, "")
+
+
+def test_an_obligation_laid_on_a_thing_of_the_problem_is_no_direction() -> None:
+    assert "direction" not in orbit("Every planet has to be back at its start on the same day, not just the slowest.", 5)
+    assert "direction" not in orbit("Each orbit must begin again from day zero once a cycle is over.", 5)
+    # laid on the program or its names, it asks for a change
+    assert "direction" in orbit("The day counter has to be started from 1, not from the longest period.", 5)
+    assert "direction" in orbit("day must begin at 1 instead.", 5)
+
+
+def test_a_way_of_seeing_the_problem_is_no_direction_but_a_change_of_the_program_is() -> None:
+    assert "direction" not in orbit("Treat each orbit as a cycle: the answer is a day every period divides.", 5)
+    assert "direction" not in orbit("Treat the planet as done once its cycle is over.", 5)
+    assert "direction" in orbit("Treat the periods list as a set and dedupe it.", 5)
+    assert "direction" in orbit("Treat day as a multiple of the largest period and step it by that.", 5)
+
+
+def test_an_operand_that_is_a_word_is_no_expression_asked_for() -> None:
+    assert "direction" not in orbit("The list of periods has to be complete - n values, one per planet.", 5)
+    assert "direction" in orbit("The start should be day + 1 after each miss.", 5)
+
+
+def test_a_modal_or_a_request_to_look_points_and_asks_no_change() -> None:
+    hint = "You might want to look at how the periods get combined inside the loop."
+    assert "direction" not in orbit(hint, 4)
+    assert "location" in orbit(hint, 3)
+    assert "direction" not in orbit("Could you take another look at the loop's condition?", 4)
+    assert "direction" in orbit("You might want to step the day by the largest period.", 5)
+    assert "direction" in orbit("Could you increase the day by the largest period?", 5)
