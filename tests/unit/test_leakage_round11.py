@@ -143,3 +143,34 @@ def test_a_modal_or_a_request_to_look_points_and_asks_no_change() -> None:
     assert "direction" not in orbit("Could you take another look at the loop's condition?", 4)
     assert "direction" in orbit("You might want to step the day by the largest period.", 5)
     assert "direction" in orbit("Could you increase the day by the largest period?", 5)
+
+
+# --------------------------------------------------------------------------- concept: a rule, not a test or a symptom
+
+LEDGER_PROBLEM = ("Write a function settle(book, moves) that applies each move (payer, payee, cents) to the dict "
+                  "book; a move the payer cannot cover is declined and leaves book as it was.")
+
+
+def ledger(hint: str, level: int) -> set[str]:
+    program = ("def settle(book, moves):\n    for payer, payee, cents in moves:\n        book[payee] += cents\n"
+               "        if book[payer] >= cents:\n            book[payer] -= cents\n    return book\n")
+    return rules(hint, level, program, LEDGER_PROBLEM, "")
+
+
+def test_what_a_failing_test_does_twice_is_its_input_not_a_rule() -> None:
+    assert "concept" not in ledger("The failing test reuses one book for three settle calls in a row.", 2)
+    # laid on the problem's things, the same multiplicity is the rule
+    assert "concept" in ledger("Each cent may be used at most once across the moves.", 2)
+
+
+def test_a_norm_conceded_against_what_the_program_does_is_the_symptom() -> None:
+    assert "concept" not in ledger("After a declined move the payee's balance still grows, even though nothing "
+                                   "should be touched.", 3)
+    # on its own, the norm is the rule
+    assert "concept" in ledger("A declined move must not change any balance at all.", 3)
+
+
+def test_a_norm_verb_is_a_whole_word() -> None:
+    # "should equality ...": a question about a comparison, not "should equal"
+    assert "concept" not in ledger("Would it be the comparison or should equality settle it?", 4)
+    assert "concept" in ledger("The payer's balance should equal what it was before a declined move.", 4)
