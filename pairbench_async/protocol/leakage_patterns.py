@@ -105,8 +105,10 @@ _INLINE_CODE: Final = tuple(
         r"\b\w+(?:\[[^\]\n]*\])?\s*(?:\+|-|\*|/|//|%|\||&|\^|<<|>>)=\s*\S",
         r"\b[A-Za-z_]\w*(?:\[[^\]\n]*\])?\s*=(?!=)\s*[^\n.;,]*?\b[A-Za-z_]\w*\s*[(\[]",
         r"\breturn\s+[A-Za-z_][\w.]*\s*[(\[+\-*/%]",
+        # (revision 11: "print (the gcd)", "list (lcm is associative)": a word with a remark in parentheses
+        # after a space, not a call)
         r"\b(?:print|input|range|len|int|str|sorted|enumerate|list|dict|set|sum|max|min|abs|any|all|map|zip)"
-        r"\s*\((?:[^()\n]|\([^()\n]*\))*\)",
+        r"(?:\(|\s+\((?![A-Za-z]+\s+[A-Za-z]+))(?:[^()\n]|\([^()\n]*\))*\)",
         # a method call "s.lower()", "dict.fromkeys(words)"; a call of a name of 2+ characters on a name
         # ("Counter(a)"; never the one-letter maths of "F(n)")
         r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\(",

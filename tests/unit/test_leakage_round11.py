@@ -174,3 +174,10 @@ def test_a_norm_verb_is_a_whole_word() -> None:
     # "should equality ...": a question about a comparison, not "should equal"
     assert "concept" not in ledger("Would it be the comparison or should equality settle it?", 4)
     assert "concept" in ledger("The payer's balance should equal what it was before a declined move.", 4)
+
+
+def test_a_builtins_name_with_a_remark_in_parentheses_is_no_call() -> None:
+    assert "code" not in orbit("The day you print (the first common one) is too late on most tests.", 1)
+    assert "code" not in orbit("Fold the periods over the whole list (a common multiple is associative).", 6)
+    assert "code" in orbit("It would be right with print(day - max(periods)) at the end.", 1)
+    assert "code" in orbit("It prints max (periods) where it should not.", 4)
