@@ -200,9 +200,11 @@ def _program_subject(hint: str, start: int, subject: re.Pattern[str] = _PROGRAM_
 
 
 #: the subject of a clause that is a test or its caller ("The failing scenario reuses one dict for two calls"):
-#: what the failing input does, L2's input pattern, not a rule (revision 11)
+#: what the failing input does, L2's input pattern, not a rule (revision 11); a bare "test" is as often the
+#: program's own check ("the boundary test treats 18 as under age"), so only a qualified one
 _TEST_SUBJECT: Final = re.compile(r"\b(?:the|a|each|every|this|that|some|these|those)\s+(?:[\w-]+\s+){0,2}?"
-                                  r"(?:tests?|test\s+cases?|scenarios?|inputs?|callers?|examples?)\s+"
+                                  r"(?:(?:failing|hidden|public|sample|given|visible)\s+tests?|test\s+cases?|"
+                                  r"scenarios?|inputs?|callers?|examples?)\s+"
                                   r"(?:(?:also|then|just|simply|only)\s+)?$", re.I)
 #: a concession after what the program does ("the balance still changes, even though neither side should be
 #: affected"): the expected behaviour set against the observed one, the symptom, not the reasoning (revision 11)

@@ -291,10 +291,18 @@ def _of_problem(word: str, names: frozenset[str], public: frozenset[str]) -> boo
             and _stem(word) in {_stem(w) for w in public})
 
 
-def _problem_subject(hint: str, start: int, names: frozenset[str], public: frozenset[str]) -> bool:
-    """Whether the obligation at ``start`` is laid on a thing of the problem ("the last vertex has to be
+def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether the obligation ``found`` is laid on a thing of the problem ("the last vertex has to be
     paired with the first", "the next part must begin counting from scratch"): what the computation must
-    respect, told of the problem's objects, not a change asked of the program (revision 11)."""
+    respect, told of the problem's objects, not a change asked of the program (revision 11). Not when the
+    rest of its clause names the program ("must become start + d") or orders processing steps ("the words
+    have to be normalised before they are used")."""
+    start = found.start()
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    if any(word in names and len(word) >= 2 for word in re.findall(r"[A-Za-z_]\w*", rest)):
+        return False
+    if re.search(r"\bbe\s+\w+(?:ed|en)\s+(?:before|after|first|using|into|instead)\b", found.group(), re.I):
+        return False
     clause = re.split(r"[.;:,!?()]|\s[-–—]+\s|\b(?:so|and|but|because|since|once|then|while|when|if|where)\b",
                       hint[:start])[-1]
     words = [w for w in re.findall(r"[A-Za-z_]\w*", clause) if w.lower() not in _SKIPPED]
@@ -354,7 +362,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
-                  and not (_MODAL.match(m.group()) and (_problem_subject(hint, m.start(), names, public)
+                  and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
                                                        or not _asked_expression(m.group(), names)))),
                  None)
     if found:

@@ -177,7 +177,8 @@ def _literal_call(text: str, public: frozenset[str]) -> bool:
 
 def _spec_arithmetic(found: re.Match[str], names: list[str], public: frozenset[str]) -> bool:
     """An operator chain on the problem's own words and numbers, no subscript or call ("a line of
-    width + 1 characters", "length <= width"): the specification's quantities, not the program's code."""
+    width + 1 characters", "length <= width"): the specification's quantities, not the program's code
+    (the caller first lets the candidate's own expression be a quote: "the n ** 0.5 computation")."""
     return (found.group("left") is not None and not re.search(r"[\[(]", found.group())
             and all(n.lower() in public for n in names))
 
@@ -201,7 +202,7 @@ def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozense
         if not written and not _CALL_VERB.search(before) and _literal_call(text, public):
             out.append((found, DATA))
             continue
-        if not written and _spec_arithmetic(found, names, public):
+        if not written and _squash(text) not in shape.candidate and _spec_arithmetic(found, names, public):
             continue
         if found.group("lhs") is not None:
             # "n = 1" describes an input; a longer name, a subscript or an expression is code

@@ -118,10 +118,13 @@ def orbit(hint: str, level: int) -> set[str]:
 
 def test_an_obligation_laid_on_a_thing_of_the_problem_is_no_direction() -> None:
     assert "direction" not in orbit("Every planet has to be back at its start on the same day, not just the slowest.", 5)
-    assert "direction" not in orbit("Each orbit must begin again from day zero once a cycle is over.", 5)
+    assert "direction" not in orbit("Each orbit must begin again from zero once a cycle is over.", 5)
     # laid on the program or its names, it asks for a change
     assert "direction" in orbit("The day counter has to be started from 1, not from the longest period.", 5)
     assert "direction" in orbit("day must begin at 1 instead.", 5)
+    # ... or when the rest of the clause names the program, or orders processing steps
+    assert "direction" in orbit("Each planet's next visit must become day + 1 after a miss.", 5)
+    assert "direction" in orbit("The planets have to be sorted before they are combined.", 5)
 
 
 def test_a_way_of_seeing_the_problem_is_no_direction_but_a_change_of_the_program_is() -> None:
