@@ -13,7 +13,9 @@ candidate's and the reference's names in code shapes, n-grams of reference lines
 lacks; an expression of the candidate quoted as a place is a ``location``) and
 :mod:`.leakage_quotes` (``quote``); the direction and input-pattern classes built from closed word classes
 are :mod:`.leakage_grammar`'s (revision 9), and the state and input-pattern classes built by mechanism
-:mod:`.leakage_mechanisms`' (revision 10, measured on held-out sets by ``bench.validator_heldout``); their
+:mod:`.leakage_mechanisms`' (revision 10, measured on held-out sets by ``bench.validator_heldout``);
+revision 11 narrowed the rules for precision on unseen hints (the candidate's statement cited as a place, a
+test's input written as a call, an obligation or a way of seeing laid on the problem's things); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -48,7 +50,13 @@ from .leakage_mechanisms import failing_class_reasons, held_value_reasons
 from .leakage_patterns import code_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
-from .leakage_structure import candidate_quotes, program_shape, structural_code_reasons
+from .leakage_structure import (
+    candidate_quotes,
+    data_fragments,
+    program_shape,
+    quoted_spans,
+    structural_code_reasons,
+)
 
 __all__ = [
     "HiddenData",
@@ -153,6 +161,9 @@ def validate_hint(
 #: a call whose arguments are elided, "int(...)", "sorted(…)": the name of a construct
 _NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
 
+#: a call: what of :func:`.leakage_structure.data_fragments` is a test's input
+_CALLED: Final = re.compile(r"[A-Za-z_]\w*\(")
+
 #: a hyphen between letters joins a compound word ("Eighteen-year-olds")
 _HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 
@@ -168,19 +179,24 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     shape = program_shape(candidate_code, hidden.reference)
-    quoted = candidate_quotes(text, shape)
+    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape)
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
     worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
-    for fragment in quoted:
+    data = data_fragments(text, shape, problem)
+    for fragment in (*quoted, *data):
         worded = worded.replace(fragment, "CODE")
     reasons += code_reasons(worded, own_names)
     reasons += structural_code_reasons(text, problem, shape)
     if level < 4 and quoted:
         reasons.append(f"location: quotes the candidate's code {quoted[0][:40]!r} (reserved for L4 and above)")
     if level < 2:
-        reasons += input_pattern_reasons(text) or failing_class_reasons(text)
+        # a call of the problem's function on literals is a failing input, which L2 first shows (revision 11)
+        calls = [fragment for fragment in data if _CALLED.match(fragment)]
+        reasons += (input_pattern_reasons(text) or failing_class_reasons(text)
+                    or [f"input_pattern: gives a failing input {calls[0][:40]!r} (reserved for L2 and above)"
+                        for _ in calls[:1]])
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
@@ -188,7 +204,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 5:
         reasons += concept_reasons(text)
     if level < 6:
-        reasons += direction_reasons(text, shape.names)
+        reasons += direction_reasons(text, shape.names, frozenset(public_words))
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -49,6 +49,9 @@ _DIRECTION: Final = re.compile(
     # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
     r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "you might want to look at how the events get ordered": pointing at a place (L4), no change (revision 11)
+    r"(?!\s+(?:(?:first|also|closely|carefully)\s+)?(?:look|inspect|examine|trace|revisit|re-?read|step\s+through|"
+    r"take\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?look)\b)"
     # "any sum you can actually get": what can be obtained, a relative clause on a quantity (revision 9)
     r"(?!\s+(?:actually\s+|ever\s+|possibly\s+)?(?:get|obtain|reach|achieve|form|make|buy|afford)\b)|"
     # a reminder is an instruction: "don't forget to output the last run", "remember to flush ..."
@@ -98,7 +101,8 @@ _DIRECTION: Final = re.compile(
     # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
     # is to dedupe ...", "how about sorting ..."
     r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
-    r"expect\b|think\b|have\b)[a-z]+\b|"
+    r"expect\b|think\b|have\b|look\b|inspect\b|examine\b|trace\b|revisit\b|want\s+to\s+(?:look|inspect|examine|"
+    r"trace|revisit)\b)[a-z]+\b|"
     r"\b(?:have|did)\s+you\s+(?:considered|tried|thought\s+(?:about|of))\s+[a-z]+ing\b|"
     r"\b(?:how|what)\s+about\s+[a-z]+ing\b|\bwhy\s+not\s+[a-z]+\b|"
     r"\bwhat\s+(?:you|the\s+(?:program|code|solution))\s+(?:want|need|should\s+do)\w*\s+(?:here\s+)?is\s+to\b|"
@@ -254,7 +258,82 @@ def _imperative_shape(clause: str) -> bool:
     return bool(words) and (pointing(words[0]) or open_verb(words[0]))
 
 
-def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[str]:
+#: nouns of the program, not of the problem's world: an obligation on one asks for a change (revision 11)
+_CODE_NOUNS: Final = frozenset("program code solution function method loop counter variable list array dict "
+                               "dictionary map set index pointer flag condition check branch test comparison "
+                               "accumulator sum total count result answer output value line statement call "
+                               "it this that they you".split())
+#: words between a subject and its modal that are not the subject ("the next part also must")
+_SKIPPED: Final = frozenset("also still now then really always only all each just first instead that which "
+                            "who".split())
+#: verbs of a way of reasoning: "Treat the polygon as closed" tells how to see the problem (L5's concept)
+_REASONING: Final = frozenset("treat regard view consider think picture imagine see".split())
+
+
+#: a match of :data:`_DIRECTION` that lays an obligation ("must begin", "has to be paired with")
+_MODAL: Final = re.compile(r"(?:should|must|needs?\s+to|has\s+to|have\s+to|ought\s+to)\b", re.I)
+
+
+def _stem(word: str) -> str:
+    """A crude singular: "vertices" -> "vertex", "parties" -> "party", "edges" -> "edge"."""
+    word = word.lower()
+    if word.endswith("ices") and len(word) > 5:
+        return word[:-4] + "ex"
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
+
+
+def _of_problem(word: str, names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether ``word`` names a thing of the problem statement's world (one of its words, singular or
+    plural), not the program's (an identifier, a construct of code)."""
+    return (word not in names and word.lower() not in _CODE_NOUNS
+            and _stem(word) in {_stem(w) for w in public})
+
+
+def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether the obligation ``found`` is laid on a thing of the problem ("the last vertex has to be
+    paired with the first", "the next part must begin counting from scratch"): what the computation must
+    respect, told of the problem's objects, not a change asked of the program (revision 11). Not when the
+    rest of its clause names the program ("must become start + d") or orders processing steps ("the words
+    have to be normalised before they are used")."""
+    start = found.start()
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    if any(word in names and len(word) >= 2 for word in re.findall(r"[A-Za-z_]\w*", rest)):
+        return False
+    if re.search(r"\bbe\s+\w+(?:ed|en)\s+(?:before|after|first|using|into|instead)\b", found.group(), re.I):
+        return False
+    clause = re.split(r"[.;:,!?()]|\s[-–—]+\s|\b(?:so|and|but|because|since|once|then|while|when|if|where)\b",
+                      hint[:start])[-1]
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", clause) if w.lower() not in _SKIPPED]
+    return bool(words) and _of_problem(words[-1], names, public)
+
+
+def _asked_expression(found: str, names: frozenset[str]) -> bool:
+    """Whether a modal's "be <operand> <operator> ..." asks for an expression: its first operand is a
+    program name or a number ("should be (a - 1) // k"), not a word ("has to be complete - 3 rows")."""
+    operand = re.search(r"\bbe\s+[`'\"(]*-?([\w.\[\]]+)", found)
+    if not operand or not re.search(r"(?:<=|>=|==|!=|<|>|\+|\s-\s|\*|//|%|/)", found[operand.end():]):
+        return True
+    token = operand.group(1)
+    return token[0].isdigit() or re.split(r"[.\[]", token)[0] in names
+
+
+def _reasoned(verb: str, sentence: str, names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether an imperative only tells how to see a thing of the problem ("Treat the polygon as closed"),
+    not what to change in the program ("Treat cur as a string")."""
+    if verb.lower() not in _REASONING:
+        return False
+    found = re.search(rf"\b{re.escape(verb)}\s+((?:[\w'-]+\s+){{1,4}}?)as\b", sentence)
+    if not found:
+        return False
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", found.group(1)) if w.lower() not in ("the", "a", "an", "each", "every")]
+    return bool(words) and all(_of_problem(w, names, public) for w in words)
+
+
+def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: frozenset[str] = frozenset()) -> list[str]:
+    """``direction`` reasons; ``names`` are the programs' identifiers, ``public`` the problem statement's
+    words (lower-cased): an obligation or a way of seeing laid on a thing of the problem is no change."""
     reasons: list[str] = []
     sentences = SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
@@ -264,12 +343,16 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
             reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
             break
         verb = next((v for part in _starts(sentence) if (v := _imperative(part, names))), None)
+        if verb and _reasoned(verb, sentence, names, public):
+            continue
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
             break
         # a lone word before a colon heads what follows ("Symptom: ..."), unless nothing follows ("Change:")
         verb = _constructed(sentence, names) or (
             lone_verb(sentence) if not sentence.rstrip().endswith(":") or index == len(sentences) - 1 else None)
+        if verb and _reasoned(verb, sentence, names, public):
+            continue
         if verb:
             reasons.append(f"direction: imperative by construction {verb!r}")
             break
@@ -278,7 +361,9 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset()) -> list[st
             reasons.append(f"direction: request {verb!r}")
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
-                  and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))),
+                  and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
+                  and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
+                                                       or not _asked_expression(m.group(), names)))),
                  None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")

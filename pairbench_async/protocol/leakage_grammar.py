@@ -256,6 +256,9 @@ def request_verb(sentence: str, names: frozenset[str] = frozenset()) -> str | No
         verb = found.group("verb") or found.group("gerund")
         if _base(verb) in CLOSED and not found.group("gerund"):
             continue
+        # "Could you take another look at ...", "would you keep an eye on ...": a pointing idiom (revision 11)
+        if any(_base(w) in _ATTENTION for w in _WORD.findall(sentence[found.end():])[:3]):
+            continue
         if not pointing(verb) and not _inflected(verb if not found.group("gerund") else "x"):
             return verb
         rest = sentence[found.end():]

@@ -105,8 +105,10 @@ _INLINE_CODE: Final = tuple(
         r"\b\w+(?:\[[^\]\n]*\])?\s*(?:\+|-|\*|/|//|%|\||&|\^|<<|>>)=\s*\S",
         r"\b[A-Za-z_]\w*(?:\[[^\]\n]*\])?\s*=(?!=)\s*[^\n.;,]*?\b[A-Za-z_]\w*\s*[(\[]",
         r"\breturn\s+[A-Za-z_][\w.]*\s*[(\[+\-*/%]",
+        # (revision 11: "print (the gcd)", "list (lcm is associative)": a word with a remark in parentheses
+        # after a space, not a call)
         r"\b(?:print|input|range|len|int|str|sorted|enumerate|list|dict|set|sum|max|min|abs|any|all|map|zip)"
-        r"\s*\((?:[^()\n]|\([^()\n]*\))*\)",
+        r"(?:\(|\s+\((?![A-Za-z]+\s+[A-Za-z]+))(?:[^()\n]|\([^()\n]*\))*\)",
         # a method call "s.lower()", "dict.fromkeys(words)"; a call of a name of 2+ characters on a name
         # ("Counter(a)"; never the one-letter maths of "F(n)")
         r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\(",
@@ -316,7 +318,11 @@ _WHERE_PROGRAM: Final = re.compile(
     r"computes|updates|builds|adds|appends|handles|sets|resets|chooses|picks|sorts|loops|iterates|stores|keeps|"
     r"reads|splits|joins|multiplies|divides|initiali[sz]es)\b"
     r"|\bthe\s+(?:part|place|spot|area|region|bit|piece|section)\s+(?:to\s+(?:look\s+at|examine|inspect|check|focus\s+on)|"
-    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b",
+    r"(?:that|which|where)\s+(?:decides|checks|handles|computes|updates|builds))\b"
+    # a step of the processing pointed at: "look at how the events get ordered", "examine where the totals
+    # are updated" (revision 11: once "you might want to look" no longer reads as a direction)
+    r"|\b(?:look\s+(?:at|into)|examine|inspect|revisit|check)\s+(?:how|where|when)\s+(?:the\s+|your\s+)?"
+    r"(?:[\w-]+\s+){1,2}?(?:get|gets|got|are|is|were|was)\s+(?:being\s+)?[a-z]+(?:ed|en)\b",
     re.IGNORECASE,
 )
 

@@ -38,7 +38,8 @@ import msgspec
 
 from .leakage_patterns import code_identifiers
 
-__all__ = ["NGRAM", "ProgramShape", "candidate_quotes", "program_shape", "structural_code_reasons"]
+__all__ = ["NGRAM", "ProgramShape", "candidate_quotes", "data_fragments", "quoted_spans", "program_shape", "public_words",
+           "structural_code_reasons"]
 
 #: tokens in a reference n-gram that counts as a patch
 NGRAM: Final = 5
@@ -149,10 +150,44 @@ def _in_words(rest: str) -> bool:
 _FRAMED_AFTER: Final = re.compile(rf"[\s`'\")]*(?:\w+\s+){{0,1}}{_PLACE_NOUN}s?\b", re.I)
 
 
-def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool]]:
-    """Code fragments of ``hint`` that use a program name, each with whether it is code
-    (True) or only a quote of the candidate (False)."""
-    out = []
+#: a statement of the candidate quoted as the place it stands: "Take another look at `if ...`", "right after
+#: `total += ...`", "the `x = y` line" (revision 11)
+_PLACED_BEFORE: Final = re.compile(
+    r"\b(?:at|after|before|around|near|inside|below|above|following|from|on)\s+(?:the\s+(?:\w+\s+){0,2}?)?"
+    r"[`'\"]?\s*(?:(?:if|elif|while|for\s+[\w, ]+\s+in|return)\s+)?$", re.I)
+#: the opening mark of a citation, with the statement's head inside it: "`if ", "'"
+_CITED: Final = re.compile(r"(?P<mark>[`'\"])(?P<head>(?:if|elif|while|for\s+[\w, ]+\s+in|return)\s+)?$")
+#: the hint tells the candidate to call it: "Call restock([7, 2], 5) again"
+_CALL_VERB: Final = re.compile(r"\b(?:call|calling|invoke|invoking|return|returning)\s*[`'\"]?\s*$", re.I)
+#: what a literal argument list may hold: strings removed, only numbers, brackets and separators remain
+_LITERALS: Final = re.compile(r"[\d\s.,\-+()\[\]{}:]*")
+#: the kinds of fragment :func:`_fragments` tells apart
+CODE, QUOTE, DATA = "code", "quote", "data"
+
+
+def _literal_call(text: str, public: frozenset[str]) -> bool:
+    """Whether ``text`` calls a function the problem names on literal arguments only:
+    ``wrap('aa bb', 4)`` is a test's input written as the problem writes its calls, not code."""
+    found = re.fullmatch(r"([A-Za-z_]\w*)\((.*)\)", text.strip(), re.S)
+    if not found or found.group(1).lower() not in public:
+        return False
+    args = re.sub(r"\"[^\"\n]*\"|'[^'\n]*'|\b(?:True|False|None)\b", "", found.group(2))
+    return bool(found.group(2).strip()) and _LITERALS.fullmatch(args) is not None
+
+
+def _spec_arithmetic(found: re.Match[str], names: list[str], public: frozenset[str]) -> bool:
+    """An operator chain on the problem's own words and numbers, no subscript or call ("a line of
+    width + 1 characters", "length <= width"): the specification's quantities, not the program's code
+    (the caller first lets the candidate's own expression be a quote: "the n ** 0.5 computation")."""
+    return (found.group("left") is not None and not re.search(r"[\[(]", found.group())
+            and all(n.lower() in public for n in names))
+
+
+def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozenset()) -> list[tuple[re.Match[str], str]]:
+    """Code fragments of ``hint`` that use a program name, each with its kind: :data:`CODE`, a
+    :data:`QUOTE` of the candidate, or :data:`DATA` (a test input written as a call); arithmetic on the
+    problem's own words is left out (the wording rules still read it: "Replace ... with lo <= x <= hi")."""
+    out: list[tuple[re.Match[str], str]] = []
     for found in _FRAGMENT.finditer(hint):
         text = found.group()
         names = [n for n in _NAME.findall(text) if n in shape.names]
@@ -160,7 +195,15 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
             continue
         shaped = bool(re.search(r"[\[(]", text))
         before, after = hint[max(0, found.start() - 40) : found.start()], hint[found.end() : found.end() + 25]
-        verbatim = _squash(text) in shape.candidate and not _WRITE.search(before)
+        written = bool(_WRITE.search(before))
+        verbatim = _squash(text) in shape.candidate and not written
+        # revision 11: a call of the problem's function on literals is an input; arithmetic on the
+        # problem's own words is its specification; neither is code unless the hint says to write it
+        if not written and not _CALL_VERB.search(before) and _literal_call(text, public):
+            out.append((found, DATA))
+            continue
+        if not written and _squash(text) not in shape.candidate and _spec_arithmetic(found, names, public):
+            continue
         if found.group("lhs") is not None:
             # "n = 1" describes an input; a longer name, a subscript or an expression is code
             if not (len(found.group("lhs")) >= 2 or found.group("aug") or re.search(r"[A-Za-z_(\[]", found.group("rhs"))):
@@ -172,20 +215,25 @@ def _fragments(hint: str, shape: ProgramShape) -> list[tuple[re.Match[str], bool
                 # ... unless the candidate's own expression is named as a place: "the n ** 0.5
                 # computation" (issue 24, round 3)
                 if verbatim and (_FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)):
-                    out.append((found, False))
+                    out.append((found, QUOTE))
                 continue
-        # a statement is code even when the candidate has it ("dp[c] = ... must run for c from W
-        # down"): only an expression of the candidate, quoted as the name of a place ("the
-        # expression ...", "the condition comparing ...", "... expression in the branch"; a lone
-        # subscript or call is a name anyway), points at it
         # "Replace nr < h and nc < w with a two-sided range check": the candidate's code named as what
         # to replace, the replacement told in words (issue 24, round 3)
         replaced = bool(_REPLACED.search(hint[max(0, found.start() - 80): found.start()])
                         and _squash(text) in shape.candidate and _in_words(hint[found.end():]))
-        quote = replaced or (found.group("lhs") is None and _squash(text) in shape.candidate
-                 and not _WRITE.search(before) and not _STATEMENT_LEAD.search(before)
+        quote = replaced or (found.group("lhs") is None and verbatim and not _STATEMENT_LEAD.search(before)
                  and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
-        out.append((found, not quote))
+        # revision 11: a statement of the candidate, whole as the candidate has it (with its "if" or
+        # "return") and set off as a citation (backticks or quotes around it), quoted as the place it
+        # stands ("look at `if s > ends[j]`", "the `result = balances` line", "right after `total += ...`"),
+        # gives no code the candidate lacks: a location. Unmarked ("the cur = word line") it stays code.
+        if not quote and verbatim:
+            cited = _CITED.search(before)
+            if cited and hint[found.end() : found.end() + 2].rstrip(":").startswith(cited.group("mark")):
+                whole = (cited.group("head") or "") + text
+                quote = _squash(whole) in shape.candidate and bool(
+                    _PLACED_BEFORE.search(before) or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after))
+        out.append((found, QUOTE if quote else CODE))
     return out
 
 
@@ -194,8 +242,8 @@ def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> lis
     or an n-gram of a reference line the candidate lacks."""
     reasons: list[str] = []
     public = _squash(problem)
-    for found, is_code in _fragments(hint, shape):
-        if is_code and _squash(found.group()) not in public:
+    for found, kind in _fragments(hint, shape, public_words(problem)):
+        if kind == CODE and _squash(found.group()) not in public:
             reasons.append(f"code: program names in a code shape {found.group()[:40]!r}")
             break
     if shape.patches:
@@ -207,6 +255,30 @@ def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> lis
     return reasons
 
 
-def candidate_quotes(hint: str, shape: ProgramShape) -> list[str]:
+def candidate_quotes(hint: str, shape: ProgramShape, problem: str = "") -> list[str]:
     """Fragments of the candidate's code quoted in ``hint`` (a location, below L4)."""
-    return [found.group() for found, is_code in _fragments(hint, shape) if not is_code]
+    return [found.group() for found, kind in _fragments(hint, shape, public_words(problem)) if kind == QUOTE]
+
+
+#: an inline code span
+_SPAN: Final = re.compile(r"`([^`\n]+)`")
+
+
+def quoted_spans(hint: str, shape: ProgramShape) -> list[str]:
+    """Inline code spans holding the candidate's own code verbatim, with a name in them ("`[[]] * n` repeats
+    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11)."""
+    return [found.group() for found in _SPAN.finditer(hint)
+            if re.search(r"[A-Za-z_]", found.group(1)) and _squash(found.group(1)) in shape.candidate
+            and not _WRITE.search(hint[max(0, found.start() - 40) : found.start()])]
+
+
+def data_fragments(hint: str, shape: ProgramShape, problem: str) -> list[str]:
+    """Fragments of ``hint`` in a code shape that are data, not code: a call of the problem's function on
+    literals, a test's input (revision 11)."""
+    return [found.group() for found, kind in _fragments(hint, shape, public_words(problem)) if kind == DATA]
+
+
+@functools.lru_cache(maxsize=256)
+def public_words(problem: str) -> frozenset[str]:
+    """The problem statement's words, lower-cased: what the candidate reads anyway."""
+    return frozenset(word.lower() for word in re.findall(r"[A-Za-z_]\w*", problem))
