@@ -17,7 +17,9 @@
  *               serves the pool's frames. Never reads a program or a test.
  *           └─ Z  program zygote, forked from I for each program: joins the
  *                  worker's cgroups, confines itself, then reads and compiles
- *                  the program and forks one child per test.
+ *                  the program and forks one child per test (a function-call
+ *                  program: one resident child for its tests in turn, see
+ *                  "Resident child" at serve()).
  *              └─ C  test child: confines itself further, runs the program, exits.
  *
  * Lifetimes, by construction: I is the init of a PID namespace, so when I dies,
