@@ -933,8 +933,12 @@ static const char *do_confine(const struct child_spec *c)
         for (i = 0; i < 7; i++) {
             if (i == 1 || c->lim[i] == 0)
                 continue;
-            unsigned long long hard = i == 0 ? c->lim[1] : c->lim[i];
-            if (set_limit(resources[i], c->lim[i], hard) != 0)
+            unsigned long long soft = c->lim[i];
+            /* a resident child's go and done pipes (fds 4 and 5) are not the program's files */
+            if (i == 4 && c->ctl[0] >= 0)
+                soft += 2;
+            unsigned long long hard = i == 0 ? c->lim[1] : soft;
+            if (set_limit(resources[i], soft, hard) != 0)
                 return names[i];
         }
         const char *step = drop_privileges(c->uid, c->gid, c->ruleset);
@@ -1679,14 +1683,20 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
         int alone = !resident || (th.flags & HEAD_ISOLATED);
+    redo: /* a test that ended its resident child, run again as a new child's first */
         /* The resident child (see "Resident child" above) takes this test unless the test
          * must run alone, the child ended between tests, or the test could take it near
          * its RLIMIT_CPU backstop (which counts its whole life; tick-sampled, it has been
          * seen ~30 % ahead of the scheduler's clock). */
         if (rs.pid > 0) {
             struct pollfd q = {.fd = rs.pidfd, .events = POLLIN};
+            /* nor once the memory cgroup holds more than half a budget beyond what it held at
+             * the child's fork (what its tests kept: each test's limit is its own budget
+             * above what the cgroup holds at its handover, as at a fork) */
+            long long held = rs.cg_base >= 0 ? read_number(cg.usage) : -1;
             if (alone || poll(&q, 1, 0) != 0 ||
-                (rs.base_us + cpu_limit_us) * 14 / 10 + 1000000 > rs.backstop_us) {
+                (rs.base_us + cpu_limit_us) * 14 / 10 + 1000000 > rs.backstop_us ||
+                (held >= 0 && held > rs.cg_base + (long long)(cg.budget / 2))) {
                 if (retire(&rs, &c, &cg) != 0) {
                     raise_step("memory cgroup limit");
                     break;
@@ -1714,7 +1724,9 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * sealed, so the program can neither change it nor keep memory in it. */
             failed = open_test_files(c.fds, in.data + sizeof th, n_in, alone) != 0;
         }
-        memset(in.data, 0, h.len); /* the next child must not find this input */
+        int shared = rs.pid > 0;
+        if (!shared) /* (a shared test's input is kept until it has its result: see redo) */
+            memset(in.data, 0, h.len); /* the next child must not find this input */
         if (failed) {
             raise_step("test memfds");
             break;
@@ -1723,11 +1735,11 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         /* The test's memory limit covers everything the cgroup holds beyond what it
          * held at the fork: heap, scratch files, memory files, page cache. */
         long long cg_base = -1, oom_before = 0;
-        if (rs.pid > 0 && rs.cg_base >= 0) {
-            /* a resident child's limit stays what it was at its fork: what it kept from
-             * its earlier tests is its own (a test that needs more fails there and runs
-             * again alone) */
-            cg_base = rs.cg_base;
+        if (rs.pid > 0 && rs.cg_base >= 0 && (cg_base = read_number(cg.usage)) >= 0) {
+            /* a test in a resident child: its budget above what the cgroup holds now, the
+             * zygote's buffers and what the child kept of its earlier tests included (as a
+             * child of its own gets its budget above what the zygote holds at its fork);
+             * the child is retired above before what it keeps reaches half a budget */
             if (write_number(cg.limit, (unsigned long long)cg_base + cg.budget) != 0 ||
                 pwrite(cg.peak, "0", 1, 0) != 1) {
                 raise_step("memory cgroup limit");
@@ -1981,20 +1993,32 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 rs.pid = -1;
                 (void)retire(&rs, NULL, NULL);
             }
+            if (shared) {
+                /* A test after another in the child that ended it (an exception, an exit, a
+                 * signal, a kill at a limit) is run again at once, in its place, as a new
+                 * child's first test: that run is its result, and it alone feeds the loop
+                 * rule. This attempt is discarded whole. */
+                close_test_files(c.fds);
+                if (empty_tree(scratch_fd) != 0 || reset_scratch_root(scratch_fd) != 0) {
+                    raise_step("empty scratch");
+                    break;
+                }
+                (void)read(hs_r, fault, sizeof fault); /* (nothing: read at its first test) */
+                goto redo;
+            }
         }
         r.wall_us = now_us() - t0;
         r.base_kb = base_kb;
         /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
          * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
          * limit before its kill is not one): the job's next tests here run tighter */
-        /* (of a test that ran after another in a resident child, only a kill at the CPU limit
-         * stands: any other timeout is run again alone, and that run decides) */
-        int timed_out = (r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
-                        (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
-                        r.cpu_us > (int64_t)th.cpu_ms * 1000;
-        if (timed_out && (!(r.flags & FLAG_SHARED) || (r.flags & FLAG_CPU_TIMEOUT)))
+        /* (a test after another in a resident child gets here only by ending cleanly: its
+         * time counts as a finished test's, from its handover) */
+        if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
+            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+            r.cpu_us > (int64_t)th.cpu_ms * 1000)
             tight = 1;
-        else if (!timed_out && r.cpu_us > slowest_us)
+        else if (r.cpu_us > slowest_us)
             slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;
         if (cg_base >= 0) {
@@ -2081,7 +2105,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             close_test_files(c.fds);
         }
         /* The next child is forked from this process: nothing of this test may be
-         * left in its memory (the input was wiped before the fork). */
+         * left in its memory (the input was wiped before the fork, or here). */
+        memset(in.data, 0, h.len);
         if (n_out > 0)
             memset(out.data, 0, (size_t)n_out);
         if (n_err > 0)
