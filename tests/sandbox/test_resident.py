@@ -164,7 +164,7 @@ async def test_each_test_keeps_its_own_cpu_limit() -> None:
     assert all(250 < r.cpu_ms < 500 for r in results), [r.cpu_ms for r in results]
 
 
-async def test_a_timeout_in_a_shared_child_stands_and_the_rest_run_on() -> None:
+async def test_a_timeout_in_a_shared_child_is_run_again_in_its_place_and_the_rest_run_on() -> None:
     program = call("def f(x):\n    while x == 2:\n        pass\n    return x\n")
     limits = Limits(time_limit=0.3, memory_limit_mb=256)
     shared, alone = await both(program, cases_of(list(range(5))), limits)
