@@ -2,6 +2,10 @@
 
     python -m bench.humaneval_cpu [--workers 2] [--rounds 3]
 
+Each round runs the set twice, A B: with a resident child per program (the default,
+``SandboxConfig(resident=True)``) and with a child per test (``resident=False``, the way
+before stop 30), so the two are compared on the same host in the same minutes.
+
 Each round starts a pool, runs the 164 canonical solutions on every hidden test of the
 instances `pairbench import humaneval` wrote (bench.peer_humaneval's cache), all at once,
 and closes the pool; the CPU time of this process and of everything below it (workers,
@@ -17,6 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
+from pairbench_async.sandbox.config import SandboxConfig
 from pairbench_async.sandbox.pool import SandboxPool
 
 from .peer_humaneval import ROOT, below_cpu, canonical_jobs, own_cpu
@@ -30,23 +35,25 @@ def main() -> None:
     args = ap.parse_args()
     jobs = canonical_jobs(args.cache, args.workers)
 
-    async def round_() -> tuple[float, float, float]:
+    async def round_(resident: bool) -> tuple[float, float, float]:
         o0, b0, t0 = own_cpu(), below_cpu(), time.perf_counter()
-        async with SandboxPool(workers=args.workers) as pool:
+        async with SandboxPool(SandboxConfig(workers=args.workers, resident=resident)) as pool:
             await asyncio.gather(*(pool.run(i.program(s), i.tests, i.limits, checker=i.checker)
                                    for i, s in jobs))
         return own_cpu() - o0, below_cpu() - b0, time.perf_counter() - t0
 
-    cpus, walls = [], []
+    cpus: dict[bool, list[float]] = {True: [], False: []}
     n = len(jobs)
     for _ in range(args.rounds):
-        own, below, w = asyncio.run(round_())
-        cpus.append(own + below)
-        walls.append(w)
-        print(f"CPU {1000 * (own + below) / n:.2f} ms/sample = evaluator {1000 * own / n:.2f} + "
-              f"workers, zygotes and test children {1000 * below / n:.2f}  (wall {w:.2f} s, "
-              f"{n} samples)", flush=True)
-    print(f"median CPU {1000 * statistics.median(cpus) / len(jobs):.2f} ms/sample")
+        for resident in (True, False):
+            own, below, w = asyncio.run(round_(resident))
+            cpus[resident].append(own + below)
+            print(f"{'resident' if resident else 'alone   '} CPU {1000 * (own + below) / n:.2f} ms/sample"
+                  f" = evaluator {1000 * own / n:.2f} + workers, zygotes and test children "
+                  f"{1000 * below / n:.2f}  (wall {w:.2f} s, {n} samples)", flush=True)
+    for resident in (True, False):
+        print(f"median CPU, {'a resident child per program' if resident else 'a child per test'}: "
+              f"{1000 * statistics.median(cpus[resident]) / n:.2f} ms/sample")
 
 
 if __name__ == "__main__":

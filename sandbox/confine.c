@@ -1394,7 +1394,9 @@ static int open_test_files(int fds[4], const char *input, size_t n, int seal)
     static const char *names[4] = {"pb-stdin", "pb-stdout", "pb-stderr", "pb-channel"};
     close_test_files(fds);
     for (int i = 0; i < 4; i++) {
-        int fd = memfd_create(names[i], MFD_CLOEXEC | (i == 0 ? MFD_ALLOW_SEALING : 0));
+        /* (a resident child's inbox allows no seal at all: sealed by the program, it could
+         * no longer be emptied for the next test) */
+        int fd = memfd_create(names[i], MFD_CLOEXEC | (i == 0 && seal ? MFD_ALLOW_SEALING : 0));
         if (fd < 0)
             return -1;
         fds[i] = fd;
@@ -1541,24 +1543,6 @@ static int retire(struct resident *rs, struct child_spec *c, struct cgroup_fds *
     if (cg != NULL && cg->limit >= 0 && had)
         return write_number(cg->limit, LIMIT_LIFTED);
     return 0;
-}
-
-/* A live child's peak resident set (VmHWM of /proc/PID/status) in kB, -1 when it cannot
- * be read: a resident child's tests are reported by it, not by wait4's rusage. */
-static long long child_hwm_kb(pid_t pid)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    const char *at = strstr(buf, "VmHWM:");
-    return at ? strtoll(at + 6, NULL, 10) : -1;
 }
 
 PyDoc_STRVAR(
@@ -1777,7 +1761,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         struct result_block r = {0};
         int64_t clock_us = -1;
         r.flags |= tightened;
-        int status = 0, reaped = 0, done = 0;
+        int status = 0, reaped = 0, done = 0, unkept = 0;
         int64_t base_us = 0; /* the child's CPU time when this test was handed to it */
         struct rusage ru;
         memset(&ru, 0, sizeof ru);
@@ -1789,17 +1773,20 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             pidfd = rs.pidfd;
             base_us = rs.base_us;
             r.flags |= FLAG_SHARED;
-            if (write(rs.go, "g", 1) != 1) {
-                /* gone between tests (the poll above raced its end): this test is lost
-                 * with it, reported as the child's end; the pool runs it again alone */
+            /* it has stayed stopped since its last test ended: "g", then continue it. A
+             * go pipe that takes no byte (gone between tests, or filled by the program
+             * through /proc/self/fd/4: the zygote's end never blocks) ends the child: the
+             * test is reported as its end, and the pool runs it again alone */
+            if (write(rs.go, "g", 1) != 1)
                 (void)kill(pid, SIGKILL);
-            }
+            (void)kill(pid, SIGCONT);
         } else {
             int go[2] = {-1, -1}, dn[2] = {-1, -1};
             c.ctl[0] = c.ctl[1] = -1;
             if (!alone) {
                 if (pipe2(go, O_CLOEXEC) != 0 || pipe2(dn, O_CLOEXEC | O_NONBLOCK) != 0 ||
-                    (rs.go = high_fd(go[1])) < 0 || (rs.done = high_fd(dn[0])) < 0 ||
+                    (rs.go = high_fd(go[1])) < 0 || fcntl(rs.go, F_SETFL, O_NONBLOCK) != 0 ||
+                    (rs.done = high_fd(dn[0])) < 0 ||
                     (c.ctl[0] = high_fd(go[0])) < 0 || (c.ctl[1] = high_fd(dn[1])) < 0) {
                     raise_step("resident pipes");
                     break;
@@ -1935,8 +1922,11 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 struct timespec tmo = {(time_t)(wait_us / 1000000), (long)(wait_us % 1000000) * 1000};
                 int n = ppoll(p, 2, &tmo, NULL);
                 if (n > 0 && !p[0].revents && (p[1].revents & POLLIN)) {
-                    /* a resident child's test ended: it waits for the next one. Its clock
-                     * is read exactly, once it is switched out */
+                    /* a resident child's test ended. It is stopped, its clock read exactly
+                     * (switched out), and it stays stopped until its next test is handed
+                     * over: a program that said "done" itself and runs on (threads) can
+                     * neither spend CPU nor touch scratch between tests, nor after its
+                     * job (the zygote kills it at END) */
                     char sink[64];
                     while (read(rs.done, sink, sizeof sink) > 0)
                         ;
@@ -1946,10 +1936,10 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                         reaped = 1;
                         break;
                     }
-                    if (x >= 0 && !self_stopped)
-                        kill(pid, SIGCONT);
-                    if (x < 0)
+                    if (x < 0) { /* not stoppable within 5 ms: not kept for another test */
                         x = read_us(cpu_clock);
+                        unkept = 1;
+                    }
                     done = 1;
                     clock_us = x;
                     break;
@@ -1971,8 +1961,9 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             r.status = 0;
             r.cpu_us = clock_us >= 0 ? clock_us - base_us : 0;
             rs.base_us = clock_us >= 0 ? clock_us : rs.base_us;
-            long long hwm = child_hwm_kb(pid);
-            r.maxrss_kb = hwm >= 0 ? hwm : base_kb;
+            /* no rusage of a live child (and its /proc is not the zygote's to read): its
+             * memory is the cgroup's peak, or, without a cgroup, what it holds in files */
+            r.maxrss_kb = base_kb;
         } else {
             if (!reaped)
                 while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
@@ -1994,11 +1985,14 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
          * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
          * limit before its kill is not one): the job's next tests here run tighter */
-        if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
-            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
-            r.cpu_us > (int64_t)th.cpu_ms * 1000)
+        /* (of a test that ran after another in a resident child, only a kill at the CPU limit
+         * stands: any other timeout is run again alone, and that run decides) */
+        int timed_out = (r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
+                        (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+                        r.cpu_us > (int64_t)th.cpu_ms * 1000;
+        if (timed_out && (!(r.flags & FLAG_SHARED) || (r.flags & FLAG_CPU_TIMEOUT)))
             tight = 1;
-        else if (r.cpu_us > slowest_us)
+        else if (!timed_out && r.cpu_us > slowest_us)
             slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;
         if (cg_base >= 0) {
@@ -2073,9 +2067,14 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             /* the resident child waits for its next test: its files emptied and rewound
              * (they are the same open files as its fds 0-3, offsets included) */
             rs.tests++;
-            for (int k = 0; k < 4; k++)
+            int kept = !unkept;
+            for (int k = 0; k < 4 && kept; k++)
                 if (ftruncate(c.fds[k], 0) != 0 || lseek(c.fds[k], 0, SEEK_SET) < 0)
-                    wrote = -1;
+                    kept = 0;
+            /* files the program made unresettable (a seal, a lease...): its next test gets
+             * a new child */
+            if (!kept && retire(&rs, &c, NULL) != 0)
+                wrote = -1;
         } else {
             close_test_files(c.fds);
         }

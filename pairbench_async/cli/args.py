@@ -85,9 +85,11 @@ def add_sandbox_choice(p: argparse.ArgumentParser) -> None:
                    "`ray start` started here, or RAY_ADDRESS)")
 
 
-#: the SandboxConfig fields of the loop rule, as ``--loop-factor``, ``--loop-floor`` and
-#: ``--loop-probe`` give them (``run`` records them with its options)
-LOOP_RULE = ("loop_factor", "loop_floor", "loop_probe")
+#: the SandboxConfig fields that decide verdicts past a test's own run: the loop rule, as
+#: ``--loop-factor``, ``--loop-floor`` and ``--loop-probe`` give it, and whether a program's
+#: call tests share a resident child (``--child-per-test`` turns it off); ``run`` records
+#: them with its options
+LOOP_RULE = ("loop_factor", "loop_floor", "loop_probe", "resident")
 
 
 def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
@@ -102,6 +104,11 @@ def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
     p.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
                    help="the loop rule's probe, seconds of CPU: the limit of a test with ref_ms before "
                    "any timeout of its program (default 0.1)")
+    p.add_argument("--child-per-test", dest="resident", action="store_const", const=False, default=None,
+                   help="run every test in a child process of its own; by default a program's "
+                   "function-call tests run one after another in one child, and a test that ran after "
+                   "another and failed is run again alone (docs/PROTOCOL.md, \"One child for a "
+                   "program's call tests\")")
 
 
 def loop_rule(values: Mapping[str, Any]) -> dict[str, Any]:

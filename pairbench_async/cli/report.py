@@ -174,9 +174,11 @@ def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_s
                 main: str | None, instances: list[str] | None, prices: PriceBook | None,
                 sweep: tuple[Path, Sensitivity] | None,
                 with_tests: bool = False,
-                verdicts: dict[tuple[str, str], bool] | None = None) -> tuple[str | None, list[str]]:
-    """Build, draw and write the page (a sweep's: its folder and Table VII); return the
-    Markdown for stdout (if asked) and what was written."""
+                verdicts: dict[tuple[str, str], bool] | None = None,
+                everything: LoadedRun | None = None) -> tuple[str | None, list[str]]:
+    """Build, draw and write the page (a sweep's: its folder and Table VII; the tables of
+    ``run``, its main setting, the transcripts of ``everything``, every setting); return
+    the Markdown for stdout (if asked) and what was written."""
     from ..report.documents import page, page_html
     from ..report.html import draw_figures, render_markdown
 
@@ -189,7 +191,8 @@ def _write_page(run: LoadedRun, html_out: Path | None, md_out: Path | None, md_s
     figures = draw_figures(report) if html_out or md_out else {}
     if html_out is not None:
         _write_figures(_files_dir(html_out), figures)
-        _write_atomic(html_out, page_html(run, report, figures, with_tests=with_tests).encode())
+        _write_atomic(html_out, page_html(everything or run, report, figures,
+                                          with_tests=with_tests).encode())
         written.append(f"{html_out} (+{len(figures)} figures in {_files_dir(html_out)}/)")
     if md_out is not None:
         paths = _write_figures(_files_dir(md_out), figures)
@@ -306,7 +309,7 @@ async def report_command(args: argparse.Namespace) -> int:
                 _write_page, loaded.main_run, Path(html) if html else None,
                 Path(markdown) if markdown and not md_stdout else None, md_stdout,
                 getattr(args, "protocol", None), getattr(args, "instances", None), prices,
-                (root, s) if s is not None else None, with_tests, verdicts)
+                (root, s) if s is not None else None, with_tests, verdicts, loaded)
         except OSError as exc:
             raise StoreError(f"cannot write the report: {exc}") from exc
     viewer: str | None = getattr(args, "viewer", None)

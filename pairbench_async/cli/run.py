@@ -214,7 +214,7 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "baselines": ("baselines", "--baselines"),
           "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid"),
           "loop_factor": ("loop_factor", "--loop-factor"), "loop_floor": ("loop_floor", "--loop-floor"),
-          "loop_probe": ("loop_probe", "--loop-probe")}
+          "loop_probe": ("loop_probe", "--loop-probe"), "resident": ("resident", "--child-per-test")}
 #: options that are not RunConfig fields
 _OPTIONS = ("limit", "skip_invalid", *LOOP_RULE)
 

@@ -46,7 +46,7 @@ from .precision import NAIVE_COPY, naive_copy, pdb_programs, precision_by_model
 from .runs import LoadedRun
 from .sections import robustness_sections
 from .sensitivity import Sensitivity, sensitivity_json
-from .transcript import TranscriptLimits, Transcripts, build_transcripts
+from .transcript import TranscriptLimits, Transcripts, build_transcripts, of_settings
 
 __all__ = ["BugVerdicts", "page", "page_html", "pdb_needed", "precision", "run_json", "run_text",
            "sweep_json", "sweep_text", "token_usage", "transcripts"]
@@ -304,6 +304,15 @@ def transcripts(run: LoadedRun, protocols: list[str], *, with_tests: bool = Fals
 def page_html(run: LoadedRun, report: Report, figures: dict[str, bytes], *,
               with_tests: bool = False) -> str:
     """The self-contained HTML page of ``report`` with the per-episode transcripts of every
-    record of ``run`` (:func:`transcripts`)."""
-    return render_html(report, figures, transcripts(run, report.protocols, with_tests=with_tests))
+    record of ``run`` (:func:`transcripts`); of a sweep, of every setting's, each episode
+    labelled with its setting and the page's text budget shared among the settings."""
+    runs = run.runs()
+    if not run.is_sweep or len(runs) < 2:
+        return render_html(report, figures, transcripts(run, report.protocols, with_tests=with_tests))
+    budget = TranscriptLimits()
+    limits = msgspec.structs.replace(budget, total_chars=budget.total_chars // len(runs))
+    parts = [(name, transcripts(r, list(r.manifest.protocols) if r.manifest is not None
+                                else report.protocols, with_tests=with_tests, limits=limits))
+             for name, r in runs]
+    return render_html(report, figures, of_settings(parts))
 

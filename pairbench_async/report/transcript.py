@@ -583,11 +583,13 @@ def build_transcripts(
 
 def of_settings(parts: Sequence[tuple[str, Transcripts]]) -> Transcripts:
     """The transcripts of a sweep's settings as one: each episode labelled with its setting
-    (episode ids repeat across settings), in the sweep's order; messages are keyed by their
-    content hash, so the settings' sets merge; each note says its setting."""
+    (episode ids repeat across settings), in the sweep's order, their anchors numbered
+    anew over the whole index (each setting's start at ``ep-0``); messages are keyed by
+    their content hash, so the settings' sets merge; each note says its setting."""
     if not parts:
         raise ValueError("no setting to take transcripts from")
-    episodes = [msgspec.structs.replace(e, setting=name) for name, tx in parts for e in tx.episodes]
+    episodes = [msgspec.structs.replace(e, setting=name, anchor=f"ep-{n}") for n, (name, e) in
+                enumerate((name, e) for name, tx in parts for e in tx.episodes)]
     messages: dict[str, MessageView] = {}
     for _, tx in parts:
         messages.update(tx.messages)

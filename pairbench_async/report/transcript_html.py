@@ -81,20 +81,25 @@ def _pct(rate: float | None) -> str:
 
 
 def _label(ep: EpisodeTranscript) -> str:
-    return f"{ep.model} · {ep.protocol} · run {ep.run}"
+    where = f"{ep.setting} · " if ep.setting else ""
+    return f"{where}{ep.model} · {ep.protocol} · run {ep.run}"
 
 
 def _index(episodes: Sequence[EpisodeTranscript]) -> str:
+    """The index table; a sweep's (episodes labelled with their setting) has a Setting
+    column first, and an instance's rows restart under each setting."""
+    settings = any(ep.setting for ep in episodes)
+    heads = ((("Setting", "l"),) if settings else ()) + (
+        ("Instance", "l"), ("Model", "l"), ("Protocol", "l"), ("Run", "r"),
+        ("Status", "l"), ("Turns", "r"), ("Pass rate (%): initial → final", "r"),
+        ("Transcript", "l"))
     out = ['<table class="tx-index"><thead><tr>'
-           + "".join(f'<th scope="col" class="{c}">{h}</th>' for h, c in (
-               ("Instance", "l"), ("Model", "l"), ("Protocol", "l"), ("Run", "r"),
-               ("Status", "l"), ("Turns", "r"), ("Pass rate (%): initial → final", "r"),
-               ("Transcript", "l")))
+           + "".join(f'<th scope="col" class="{c}">{h}</th>' for h, c in heads)
            + "</tr></thead><tbody>"]
-    previous = None
+    previous: tuple[str, str] | None = None
     for ep in episodes:
-        first = ep.instance_id != previous
-        previous = ep.instance_id
+        first = (ep.setting, ep.instance_id) != previous
+        previous = (ep.setting, ep.instance_id)
         error = (ep.error or "").strip()
         title = f' title="{_e(error.splitlines()[-1])}"' if error else ""
         status = ep.status + (f" ({ep.stop_reason})" if ep.stop_reason else "")
@@ -102,7 +107,8 @@ def _index(episodes: Sequence[EpisodeTranscript]) -> str:
                 else '<span class="cut">index only</span>')
         row_class = ' class="first"' if first else ""
         out.append(f"<tr{row_class}>"
-                   f'<td class="l">{_e(ep.instance_id) if first else ""}</td>'
+                   + (f'<td class="l">{_e(ep.setting) if first else ""}</td>' if settings else "")
+                   + f'<td class="l">{_e(ep.instance_id) if first else ""}</td>'
                    f'<td class="l">{_e(ep.model)}</td><td class="l">{_e(ep.protocol)}</td>'
                    f"<td>{ep.run}</td><td class=\"l st-{_e(ep.status)}\"{title}>{_e(status)}</td>"
                    f"<td>{ep.turns_count}</td>"
@@ -284,13 +290,14 @@ def render_transcripts(transcripts: Transcripts, opened: Collection[str] = ()) -
     out = ['<section id="transcripts"><h2>Transcripts</h2>', f'<p class="intro">{_e(intro)}</p>']
     out += [f'<p class="note cut">{_e(n)}</p>' for n in transcripts.notes]
     out.append(_index(eps))
-    previous = None
+    previous: tuple[str, str] | None = None
     for ep in eps:
         if not ep.shown:
             continue
-        if ep.instance_id != previous:
-            out.append(f'<h3 class="tx-inst">{_e(ep.instance_id)}</h3>')
-            previous = ep.instance_id
+        if (ep.setting, ep.instance_id) != previous:
+            where = f"{ep.setting} · " if ep.setting else ""
+            out.append(f'<h3 class="tx-inst">{_e(where + ep.instance_id)}</h3>')
+            previous = (ep.setting, ep.instance_id)
         out.append(_episode(ep, ep.anchor in opened, transcripts.messages))
     out.append("</section>")
     return "\n".join(out)

@@ -26,8 +26,10 @@ __all__ = ["LEGACY_LOOP_RULE", "RecordedRun", "merge_recorded", "recorded_run"]
 
 #: the sandbox's loop rule of a run folder whose manifest does not record it: the defaults
 #: of the version before it was recorded (loop_floor was 5 ms then; 2 ms since the zygote
-#: kills at the limit), so an old folder resumes with the bounds it ran with
-LEGACY_LOOP_RULE: dict[str, Any] = {"loop_factor": 10, "loop_floor": 0.005, "loop_probe": 0.1}
+#: kills at the limit), so an old folder resumes with the bounds it ran with; and a child per
+#: test for a folder that does not record ``resident`` (every run before stop 30)
+LEGACY_LOOP_RULE: dict[str, Any] = {"loop_factor": 10, "loop_floor": 0.005, "loop_probe": 0.1,
+                                     "resident": False}
 
 #: the ``params`` of a manifest that are :class:`RunConfig` fields
 _PARAMS = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives", "hint_budget",

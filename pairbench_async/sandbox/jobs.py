@@ -229,8 +229,11 @@ class Chunk:
 
 def test_input(job: Job, index: int, alone: bool = False) -> bytes:
     """The payload of test ``index``'s TEST frame: its head (limits), then its input;
-    ``alone``: in a child of its own, never a resident one (a re-run)."""
+    ``alone``: in a child of its own, never a resident one (a re-run). A call recorded
+    without an expected value (a reference's) always runs alone: nothing could tell a value
+    that an earlier test's leftovers changed (a ``decimal`` context) from the right one."""
     test = job.tests[index]
+    alone = alone or test.expected is msgspec.UNSET
     flags = (HEAD_START_TIGHT if job.timed_out else 0) | (HEAD_ISOLATED if alone else 0)
     head = TEST_HEAD.pack(*job.heads[index], flags)
     if job.program.kind == "call":

@@ -22,8 +22,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from ..core.errors import SandboxError
 from ..core.failures import NONZERO_EXIT
 from ..core.types import Test, TestResult, Verdict
@@ -259,7 +257,7 @@ class Worker:
             deadline.reschedule(loop.time() + step)
             i = pending.popleft()
             result = decode_result(job, job.tests[i], payload)
-            if _again_alone(payload, job.tests[i], result):
+            if _again_alone(payload, result):
                 self.write(OP_TEST, test_input(job, i, alone=True))
                 pending.append(i)
                 continue
@@ -307,19 +305,15 @@ class Worker:
                 await asyncio.to_thread(cgroup.remove)
 
 
-def _again_alone(payload: bytes, test: Test, result: TestResult) -> bool:
+def _again_alone(payload: bytes, result: TestResult) -> bool:
     """Whether a test's result must be taken again in a child of its own: it ran in a
     resident child after another test (FLAG_SHARED) and neither passed nor was killed at
     its CPU limit, so what its program's earlier tests left in the process may be why.
     (A pass or a CPU kill stands: the two ways a result can differ from running alone.
-    A call recorded without an expected value, as a reference's are, stands once it
-    returned one.)"""
+    A call without an expected value never runs shared: jobs.test_input.)"""
     if len(payload) < RESULT.size or not RESULT.unpack_from(payload)[1] & FLAG_SHARED:
         return False
     if result.verdict is Verdict.AC:
-        return False
-    if test.expected is msgspec.UNSET and result.verdict is Verdict.WA and result.mismatch == "value" \
-            and result.error is None:
         return False
     return not (result.verdict is Verdict.TLE and RESULT.unpack_from(payload)[1] & FLAG_CPU_TIMEOUT)
 

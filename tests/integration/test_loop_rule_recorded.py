@@ -31,7 +31,7 @@ def test_the_rule_is_recorded_and_kept_on_resume(tmp_path: Path) -> None:
     assert _run(out, "--loop-floor", "0.003", "--loop-probe", "0.2").returncode == 0
     now = SandboxConfig()
     assert {k: _options(out)[k] for k in LEGACY_LOOP_RULE} == {
-        "loop_factor": now.loop_factor, "loop_floor": 0.003, "loop_probe": 0.2}
+        "loop_factor": now.loop_factor, "loop_floor": 0.003, "loop_probe": 0.2, "resident": True}
     refused = _run(out, "--resume", "--loop-floor", "0.002")
     assert refused.returncode == 2
     assert "--loop-floor: the run has 0.003, this command gives 0.002" in refused.stderr
@@ -63,3 +63,22 @@ def test_the_rule_turned_off_is_recorded_as_off(tmp_path: Path) -> None:
     refused = _run(out, "--resume", "--loop-factor", "10")
     assert refused.returncode == 2
     assert "--loop-factor: the run has 0, this command gives 10" in refused.stderr
+
+
+def test_a_child_per_test_is_recorded_and_a_folder_from_before_keeps_it(tmp_path: Path) -> None:
+    """``--child-per-test`` (no resident child) is recorded and kept: as every false option,
+    by its absence, which is also how a folder from before the resident child existed reads
+    (LEGACY_LOOP_RULE: a child per test); the resident child, the default, is recorded."""
+    out = tmp_path / "run"
+    assert _run(out, "--child-per-test").returncode == 0
+    assert "resident" not in _options(out)
+    assert _run(out, "--resume").returncode == 0
+    assert "resident" not in _options(out)
+    old = tmp_path / "old"
+    assert _run(old).returncode == 0
+    assert _options(old)["resident"] is True
+    manifest = json.loads((old / "manifest.json").read_text())
+    del manifest["options"]["resident"]
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    assert _run(old, "--resume").returncode == 0
+    assert "resident" not in _options(old)

@@ -241,3 +241,27 @@ async def test_a_sweeps_viewer_holds_every_setting_labelled(tmp_path: Path) -> N
         await b.open((tmp_path / "run.html").resolve().as_uri())
         assert await b.js("document.querySelector('thead th').textContent") == "Instance"
         assert await b.js("document.getElementById('l-setting').offsetParent") is None
+
+
+def test_a_sweeps_html_report_embeds_every_settings_transcripts(tmp_path: Path) -> None:
+    """``report SWEEP --html``: the embedded transcripts are every setting's, each episode
+    labelled with its setting (a column, and in its heading), anchors unique over the page."""
+    sweep, page = tmp_path / "sweep", tmp_path / "report.html"
+    _cli("run", "--no-progress", "-q", "--limit", "2", "--candidate", "sim:0.3",
+         "--sweep", "turns=2,1", "--out", str(sweep))
+    _cli("report", str(sweep), "--html", str(page))
+    html = page.read_text()
+    section = html[html.index('<section id="transcripts">'):]
+    settings = ["turns=2", "turns=1"]
+    per_setting = {name: len({r.episode_id for r in read_records(sweep / name)[0]}) for name in settings}
+    assert all(per_setting.values())
+    index = section[: section.index("</table>")]
+    assert '<th scope="col" class="l">Setting</th>' in index
+    rows = re.findall(r'<a href="#(ep-\d+)">', index)
+    assert len(rows) == len(set(rows)) == sum(per_setting.values())
+    for name in settings:
+        assert f'<h3 class="tx-inst">{name} · ' in section
+    # a single run's page has no setting column
+    _cli("report", str(sweep / "turns=1"), "--html", str(tmp_path / "run.html"))
+    single = (tmp_path / "run.html").read_text()
+    assert '<th scope="col" class="l">Setting</th>' not in single

@@ -170,6 +170,9 @@ FRESH.update({20: (28 / 31, 28 / 34, 34), 21: (27 / 31, 27 / 36, 36), 22: (32 / 
 FRESH.update({16: (32 / 33, 32 / 35, 35), 17: (25 / 29, 25 / 35, 35), 18: (23 / 25, 23 / 35, 35),
               19: (24 / 29, 24 / 35, 35), 20: (1.0, 28 / 34, 34), 21: (27 / 28, 27 / 36, 36),
               23: (27 / 34, 27 / 36, 36)})
+#: fresh24 and fresh25, two more blind sets: 0.84 / 0.72 and 0.87 / 0.75 by revision 10, 0.87 / 0.72 and
+#: 0.87 / 0.75 by revision 11 (neither had seen them). Floors: revision 10's level minus one hint's worth.
+FRESH.update({24: (26 / 31, 26 / 36, 36), 25: (27 / 31, 27 / 36, 36)})
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
