@@ -185,7 +185,8 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
     worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
     data = data_fragments(text, shape, problem)
-    for fragment in (*quoted, *data):
+    # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
+    for fragment in sorted({*quoted, *data}, key=len, reverse=True):
         worded = worded.replace(fragment, "CODE")
     reasons += code_reasons(worded, own_names)
     reasons += structural_code_reasons(text, problem, shape)

@@ -1,0 +1,56 @@
+"""The leakage rules' revision 12 classes (issue 24, item 1: precision on hints never seen), on sentences
+written for these tests in a domain of their own, not the labelled sets': the candidate's own code quoted
+to name a place (a location, never code, unless the reference adds it or the hint says to write it)."""
+
+from __future__ import annotations
+
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.leakage import HiddenData, validate_hint
+
+RISE_PROBLEM = ("Write a function longest_rise(temps) that returns the length of the longest run of strictly "
+                "increasing consecutive readings in the list temps (0 for an empty list).")
+RISE = """\
+def longest_rise(temps):
+    best = cur = 0
+    log = []
+    for i in range(len(temps)):
+        if i > 0 and temps[i] >= temps[i - 1]:
+            cur += 1
+        else:
+            cur = 1
+        best = max(best, cur)
+        log.append(cur)
+    return best
+"""
+RISE_REFERENCE = RISE.replace(">=", ">")
+#: the reference moves the running maximum into the reset branch: that statement is what it adds
+MOVED_REFERENCE = RISE.replace("            cur = 1\n        best = max(best, cur)\n",
+                               "            best = max(best, cur)\n            cur = 1\n        best = max(best, cur)\n")
+
+
+def rules(hint: str, level: int, reference: str = RISE_REFERENCE) -> set[str]:
+    reasons = validate_hint(hint, level, Evidence(problem=RISE_PROBLEM), RISE, HiddenData(reference=reference))
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+# --------------------------------------------------------------------------- the candidate's code quoted
+
+
+def test_the_candidates_code_quoted_as_a_place_is_a_location_never_code() -> None:
+    for hint in ("The fault sits in the `if` that compares `temps[i]` with `temps[i - 1]`.",
+                 "Think about what `best = max(best, cur)` does right after a reset.",
+                 "Take a look at the `log.append(...)` call and when it runs.",
+                 "Look at the `if i > 0 and temps[i] >= temps[i - 1]` line."):
+        assert rules(hint, 4) == set(), hint
+        assert rules(hint, 3) == {"location"}, hint
+
+
+def test_the_fix_stays_code_whoever_quotes_it() -> None:
+    # what the reference adds: the changed comparison, a statement it moves
+    assert "code" in rules("Make it `temps[i] > temps[i - 1]` and it works.", 6)
+    assert "code" in rules("The best = max(best, cur) inside the else is what counts.", 6, MOVED_REFERENCE)
+    # told to write or move the candidate's own statement
+    assert "code" in rules("Move best = max(best, cur) above cur = 1.", 6)
+    assert "code" in rules("Write `cur = 1` before the loop as well.", 6)
+    # a chain of statements is a patch
+    assert "code" in rules("In the else: cur = 1; best = max(best, cur).", 6)
