@@ -164,6 +164,9 @@ _NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
 #: a call: what of :func:`.leakage_structure.data_fragments` is a test's input
 _CALLED: Final = re.compile(r"[A-Za-z_]\w*\(")
 
+#: an example input and the rest of its sentence (what the hint says it should give)
+_EXAMPLE_TAIL: Final = re.compile(r"\bthe example\b[^.;!?\n]*(?:[.;!?](?=\s|$)|$)")
+
 #: a hyphen between letters joins a compound word ("Eighteen-year-olds")
 _HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 
@@ -198,14 +201,22 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
         reasons += (input_pattern_reasons(text) or failing_class_reasons(text)
                     or [f"input_pattern: gives a failing input {calls[0][:40]!r} (reserved for L2 and above)"
                         for _ in calls[:1]])
+    # revision 12: an example input (a call of the problem's function on literals, a parameter given a
+    # literal) is data; the wording rules read the hint without it, and what the sentence goes on to say
+    # of the example ("Try wrap('aa bb', 5): the first line 'aa bb' should not be split", "e.g. f(3, [1])
+    # should be 1") is its expected output, not a rule
+    prose = text
+    for fragment in sorted(set(data), key=len, reverse=True):
+        prose = prose.replace(fragment, "the example")
+    expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(text, own_names)
+        reasons += location_reasons(prose, own_names)
     if level < 5:
-        reasons += concept_reasons(text)
+        reasons += concept_reasons(expected)
     if level < 6:
-        reasons += direction_reasons(text, shape.names, frozenset(public_words))
+        reasons += direction_reasons(prose, shape.names, frozenset(public_words))
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -84,6 +84,8 @@ class ProgramShape(msgspec.Struct, frozen=True):
     #: the reference's code tokens, and for each whether the reference adds it (:func:`_additions`)
     reference: tuple[str, ...] = ()
     added: tuple[bool, ...] = ()
+    #: names the candidate assigns (a program variable given a value is a statement, not an input)
+    assigned: frozenset[str] = frozenset()
 
 
 def program_shape(candidate: str, reference: str) -> ProgramShape:
@@ -106,7 +108,8 @@ def _program_shape(candidate: str, reference: str) -> ProgramShape:
                 patches.add(gram)
     tokens, added = _additions(candidate, reference)
     return ProgramShape(names=frozenset(names), candidate=_squash(candidate), patches=frozenset(patches),
-                        reference=tokens, added=added)
+                        reference=tokens, added=added, assigned=frozenset(
+                            re.findall(r"^\s*([A-Za-z_]\w*)\s*(?:[-+*/%]|//)?=(?!=)", candidate, re.M)))
 
 
 def _indent(line: str) -> int:
@@ -340,10 +343,23 @@ def quoted_spans(hint: str, shape: ProgramShape) -> list[str]:
             and not _WRITE.search(hint[max(0, found.start() - 40) : found.start()])]
 
 
+#: a parameter of the problem given a literal value: "n=3", "deps = [(0, 2), (1, 2)]", "text='aa bb'"
+_GIVEN: Final = re.compile(r"(?<![\w.\[(])(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>-?\d+(?:\.\d+)?(?![\w.(\[])|"
+                           r"\"[^\"\n]*\"|'[^'\n]*'|\[[^\n]*?\](?=[\s,.;:)]|$)|\([^\n]*?\)(?=[\s,.;:]|$))")
+
+
 def data_fragments(hint: str, shape: ProgramShape, problem: str) -> list[str]:
     """Fragments of ``hint`` in a code shape that are data, not code: a call of the problem's function on
-    literals, a test's input (revision 11)."""
-    return [found.group() for found, kind in _fragments(hint, shape, public_words(problem)) if kind == DATA]
+    literals, a test's input (revision 11); a parameter the problem names given a literal value
+    ("e.g. n=3 with deps = [(0, 2), (1, 2)]": an example input, revision 12)."""
+    public = public_words(problem)
+    calls = [found.group() for found, kind in _fragments(hint, shape, public) if kind == DATA]
+    given = [found.group() for found in _GIVEN.finditer(hint)
+             if found.group("name").lower() in public and found.group("name") not in shape.assigned
+             and not _WRITE.search(hint[max(0, found.start() - 40): found.start()])
+             and _LITERALS.fullmatch(re.sub(r"\"[^\"\n]*\"|'[^'\n]*'|\b(?:True|False|None)\b", "",
+                                            found.group("value"))) is not None]
+    return calls + given
 
 
 @functools.lru_cache(maxsize=256)

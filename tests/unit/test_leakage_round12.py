@@ -54,3 +54,23 @@ def test_the_fix_stays_code_whoever_quotes_it() -> None:
     assert "code" in rules("Write `cur = 1` before the loop as well.", 6)
     # a chain of statements is a patch
     assert "code" in rules("In the else: cur = 1; best = max(best, cur).", 6)
+
+
+# --------------------------------------------------------------------------- an example input is data
+
+
+def test_an_example_call_or_a_parameter_given_a_literal_is_data_at_l2() -> None:
+    for hint in ("It breaks on readings that level off, e.g. longest_rise([3, 5, 5, 6]) should be 2.",
+                 "Try longest_rise([1, 2, 2]): the first run '1 2' is only two readings long and must not grow.",
+                 "Readings that repeat a value trip it up, e.g. temps=[4, 4] with the answer 1."):
+        assert rules(hint, 2) == set(), hint
+        assert "input_pattern" in rules(hint, 1), hint
+
+
+def test_a_program_variable_given_a_value_or_a_call_to_make_stays_code() -> None:
+    # ``cur`` is the program's, not the problem's: a statement
+    assert "code" in rules("Readings that repeat trip it up; then best = 1 must happen.", 2)
+    # the problem's name, but the hint says to write it
+    assert "code" in rules("Set temps = sorted(temps) first.", 6)
+    # the rest of a sentence without an example is read as before
+    assert "concept" in rules("A run must not grow when two readings are equal.", 2)
