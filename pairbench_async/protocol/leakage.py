@@ -216,7 +216,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 5:
         reasons += concept_reasons(expected)
     if level < 6:
-        reasons += direction_reasons(prose, shape.names, frozenset(public_words))
+        reasons += direction_reasons(prose, shape.names, frozenset(public_words), level)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -74,3 +74,21 @@ def test_a_program_variable_given_a_value_or_a_call_to_make_stays_code() -> None
     assert "code" in rules("Set temps = sorted(temps) first.", 6)
     # the rest of a sentence without an example is read as before
     assert "concept" in rules("A run must not grow when two readings are equal.", 2)
+
+
+# --------------------------------------------------------------------------- L5: what must hold
+
+
+def test_at_l5_a_modal_stating_what_must_hold_is_the_invariant_not_a_direction() -> None:
+    for hint in ("A rise has to span consecutive readings only, the first reading of each run included.",
+                 "Runs must break at every reading that fails to climb: only a strict increase may extend one.",
+                 "Extending a run must never count a reading that merely equals the one before it."):
+        assert "direction" not in rules(hint, 5), hint
+
+
+def test_at_l5_an_instruction_to_change_the_program_stays_a_direction() -> None:
+    for hint in ("Runs are strict, so the comparison should use a strict inequality.",
+                 "Equal readings end a run, so you must reset the run length there.",
+                 "Equal readings end a run, so the check ought to reject them rather than extend the run.",
+                 "A run ends on equal readings, so cur has to restart from 1 there."):
+        assert "direction" in rules(hint, 5), hint
