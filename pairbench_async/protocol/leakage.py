@@ -182,7 +182,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     shape = program_shape(candidate_code, hidden.reference)
-    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape)
+    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus

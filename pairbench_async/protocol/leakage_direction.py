@@ -73,7 +73,9 @@ _DIRECTION: Final = re.compile(
     r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
     r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
-    r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|\bchang(?:e|ing)\b[^.\n]"
+    r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|"
+    # (not data told changing over time: "balances changing from one step to the next", revision 12)
+    r"\bchang(?:e|ing)\b(?!\s+from\s+(?:one|each|step|day|call|turn|line|row|test)\b)[^.\n]"
     r"{0,40}\bto\b|\bthe\s+fix\s+is\b|"
     # "would fix it", "solves it", "is the remedy", "It would help to", "what is needed is", "ought to continue"
     r"\b(?:would|will|should|could|might)\s+(?:\w+\s+)?(?:fix|solve|repair|correct|resolve|cure|avoid|remove)\b|"
@@ -97,7 +99,8 @@ _DIRECTION: Final = re.compile(
     r"\b(?:needs|requires|is\s+missing|lacks)\s+(?:an?\s+|the\s+)?`?(?:abs|sorted|sort|set|min|max|sum|len|round|"
     r"int|str|reversed|range|break|return|continue|else|guard|modulo|mod)\b`?\s+(?:around|on|before|after|at|call|"
     r"here|there|to|in)\b|`?\b(?:abs|sorted|set|min|max|sum|len|round|reversed|break|return|continue|else)`?\s+"
-    r"(?:is|are)\s+missing\b|"
+    # ("the cross-product sum is missing one term": the sum lacks a term, the symptom, revision 12)
+    r"(?:is|are)\s+missing\b(?!\s+(?:one|a|an|the|some|its|their|any|\d+)\b)|"
     # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
     # is to dedupe ...", "how about sorting ..."
     r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
@@ -145,7 +148,7 @@ _OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
     program's identifiers, which after the verb are its object: "reset fails so ...")."""
-    words: list[str] = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", BULLET.sub("", clause))
+    words: list[str] = re.findall(r"[A-Za-z0-9_'][\w'-]*", BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _POINTING_REPAIRS:

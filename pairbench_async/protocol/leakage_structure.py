@@ -335,11 +335,14 @@ def candidate_quotes(hint: str, shape: ProgramShape, problem: str = "") -> list[
 _SPAN: Final = re.compile(r"`([^`\n]+)`")
 
 
-def quoted_spans(hint: str, shape: ProgramShape) -> list[str]:
+def quoted_spans(hint: str, shape: ProgramShape, problem: str = "") -> list[str]:
     """Inline code spans holding the candidate's own code verbatim, with a name in them ("`[[]] * n` repeats
-    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11)."""
+    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11).
+    Not a lone word of the problem statement ("`width`", "`changes`": the problem's own parameter, revision 12)."""
+    public = public_words(problem)
     return [found.group() for found in _SPAN.finditer(hint)
             if re.search(r"[A-Za-z_]", found.group(1)) and _squash(found.group(1)) in shape.candidate
+            and not (re.fullmatch(r"\s*[A-Za-z_]\w*\s*", found.group(1)) and found.group(1).strip().lower() in public)
             and not _WRITE.search(hint[max(0, found.start() - 40) : found.start()])]
 
 

@@ -80,9 +80,9 @@ def test_a_program_variable_given_a_value_or_a_call_to_make_stays_code() -> None
 
 
 def test_at_l5_a_modal_stating_what_must_hold_is_the_invariant_not_a_direction() -> None:
-    for hint in ("A rise has to span consecutive readings only, the first reading of each run included.",
-                 "Runs must break at every reading that fails to climb: only a strict increase may extend one.",
-                 "Extending a run must never count a reading that merely equals the one before it."):
+    for hint in ("The streak count has to run over every reading, the last one included.",
+                 "Every climb has to be paired with its predecessor, and a plateau ends a streak.",
+                 "A streak must never absorb a reading that merely equals the one before it."):
         assert "direction" not in rules(hint, 5), hint
 
 
@@ -92,3 +92,25 @@ def test_at_l5_an_instruction_to_change_the_program_stays_a_direction() -> None:
                  "Equal readings end a run, so the check ought to reject them rather than extend the run.",
                  "A run ends on equal readings, so cur has to restart from 1 there."):
         assert "direction" in rules(hint, 5), hint
+
+
+# --------------------------------------------------------------------------- L1-L3: the output, the problem's names
+
+
+def test_the_problems_own_names_and_what_the_output_lacks_are_no_location_or_direction() -> None:
+    # the problem's parameter quoted alone is the problem's word, not a place in the program
+    assert rules("It fails whenever `temps` holds two equal readings in a row.", 2) == set()
+    # the problem's function named at the start of a sentence is no imperative ("longest" / "count")
+    count_problem = "Write count_rises(temps) returning how many readings are higher than the one before."
+    count_program = "def count_rises(temps):\n    return sum(b >= a for a, b in zip(temps, temps[1:]))\n"
+    said = validate_hint("count_rises returns too many rises for some readings.", 1, Evidence(problem=count_problem),
+                         count_program, HiddenData(reference=count_program.replace(">=", ">")))
+    assert not [reason for reason in said if reason.startswith("direction")], said
+    # what a result lacks or how data changes over time is the symptom
+    assert "direction" not in rules("The reported length is missing one reading: a run is cut short.", 3)
+    assert "direction" not in rules("The lengths come out equal, even where readings keep changing from one day to "
+                                    "the next.", 1)
+    # the program's own name quoted below L4 is still a location; a change asked for is still a direction
+    assert "location" in rules("It fails whenever `cur` is reset on equal readings.", 2)
+    assert "direction" in rules("Try changing the comparison to a strict one.", 3)
+    assert "direction" in rules("The check is missing: add it before the loop.", 3)
