@@ -114,6 +114,9 @@ _DIRECTION: Final = re.compile(
     # "your stack-based search should push neighbours ...": the candidate's own code told what to do
     r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
     r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
+    # the part just named told to act otherwise, by contrast: "it should attach a's root, not a itself" (revision 12)
+    r"\b(?:it|this)\s+(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?!be\b|have\b|give\b|print\b|output\b|"
+    r"return\b|produce\b|show\b)[a-z]+\b[^.;!?\n]*?(?:,\s+not\s+|\brather\s+than\b|\binstead\s+of\b)|"
     r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
     r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
     r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",

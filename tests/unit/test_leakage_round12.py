@@ -114,3 +114,10 @@ def test_the_problems_own_names_and_what_the_output_lacks_are_no_location_or_dir
     assert "location" in rules("It fails whenever `cur` is reset on equal readings.", 2)
     assert "direction" in rules("Try changing the comparison to a strict one.", 3)
     assert "direction" in rules("The check is missing: add it before the loop.", 3)
+
+
+def test_the_part_just_named_told_to_act_otherwise_by_contrast_is_a_direction() -> None:
+    assert "direction" in rules("The `else` branch is the culprit; it should close the streak, not stretch it.", 4)
+    # a condition that must hold, with a contrast, is no instruction
+    assert "direction" not in rules("A strict climb is a condition that must hold at every reading, not just the "
+                                    "first.", 5)
