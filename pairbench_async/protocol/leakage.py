@@ -15,7 +15,9 @@ lacks; an expression of the candidate quoted as a place is a ``location``) and
 are :mod:`.leakage_grammar`'s (revision 9), and the state and input-pattern classes built by mechanism
 :mod:`.leakage_mechanisms`' (revision 10, measured on held-out sets by ``bench.validator_heldout``);
 revision 11 narrowed the rules for precision on unseen hints (the candidate's statement cited as a place, a
-test's input written as a call, an obligation or a way of seeing laid on the problem's things); their
+test's input written as a call, an obligation or a way of seeing laid on the problem's things); revision 12
+read the candidate's code structurally (a fragment of it the reference does not add names a place, never
+code), examples of input as data, and a modal stating what must hold as L5's invariant; their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.

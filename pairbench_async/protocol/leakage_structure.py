@@ -12,8 +12,10 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   ``nx >= 0``, ``a[0] * a[1]``). An expression copied verbatim from the candidate's program is a
   *quote of the candidate*, which gives no code the candidate lacks: it points at a place
   (a location, below L4; see :func:`candidate_quotes`), unless the hint tells the candidate to
-  write it ("use", "write", "set ... to"). An assignment is a statement and code even when the
-  candidate has it ("Write visited[u] = True"). Text of the problem
+  write it ("use", "write", "set ... to", "move"). Revision 12: any fragment of the candidate's code,
+  a statement too ("what `parent[a] = find(b)` does"), is such a quote unless the reference adds it
+  (:func:`_additions`: a line the reference inserts, moves or re-indents, a token it changes), the hint
+  tells the candidate to write it ("Write visited[u] = True") or chains it with other statements. Text of the problem
   statement is public and never counts. A method after a subscript or call, or a string's method
   (``adj[u].append(v)``, ``"".join(out)``), continues the operand; an expression of one-letter
   names verbatim from the candidate and named as a place ("the n ** 0.5 computation") is a quote.
