@@ -3,8 +3,9 @@
     python -m bench.validator_heldout [--errors] [--json OUT]
 
 Hand-written rules cannot be refitted per fold, so leave-one-set-out is replaced by a fixed split
-of the blind sets written by strangers (issue 24; revision 10 split fresh14-16 / fresh17-19, revision 11 fresh20-21 / fresh22-23): the rules are revised looking only
-at the DESIGN sets (fresh20-fresh21) and the older ones; the HELD sets (fresh22-fresh23) are only
+of the blind sets written by strangers (issue 24; revision 10 split fresh14-16 / fresh17-19, revision 11
+fresh20-21 / fresh22-23, revision 12 fresh22-25 / fresh20-21): the rules are revised looking only
+at the DESIGN sets (fresh22-fresh25) and the older ones; the HELD sets (fresh20-fresh21) are only
 ever scored in aggregate (pooled precision / recall per boundary), never printed hint by hint, so
 their figures before and after a revision estimate what the revision does to hints it has not seen.
 
@@ -34,8 +35,8 @@ from pairbench_async.protocol.hint_labels import (
 from pairbench_async.protocol.leakage import validate_hint
 
 ROOT: Final = Path(__file__).resolve().parent.parent
-DESIGN: Final = ("fresh20", "fresh21")
-HELD: Final = ("fresh22", "fresh23")
+DESIGN: Final = ("fresh22", "fresh23", "fresh24", "fresh25")
+HELD: Final = ("fresh20", "fresh21")
 
 
 class HeldOutError(Exception):

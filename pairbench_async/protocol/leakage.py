@@ -15,7 +15,9 @@ lacks; an expression of the candidate quoted as a place is a ``location``) and
 are :mod:`.leakage_grammar`'s (revision 9), and the state and input-pattern classes built by mechanism
 :mod:`.leakage_mechanisms`' (revision 10, measured on held-out sets by ``bench.validator_heldout``);
 revision 11 narrowed the rules for precision on unseen hints (the candidate's statement cited as a place, a
-test's input written as a call, an obligation or a way of seeing laid on the problem's things); their
+test's input written as a call, an obligation or a way of seeing laid on the problem's things); revision 12
+read the candidate's code structurally (a fragment of it the reference does not add names a place, never
+code), examples of input as data, and a modal stating what must hold as L5's invariant; their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -164,6 +166,9 @@ _NAMED_CALL: Final = re.compile(r"\b[A-Za-z_][\w.]*\(\s*(?:\.\.\.|…)\s*\)")
 #: a call: what of :func:`.leakage_structure.data_fragments` is a test's input
 _CALLED: Final = re.compile(r"[A-Za-z_]\w*\(")
 
+#: an example input and the rest of its sentence (what the hint says it should give)
+_EXAMPLE_TAIL: Final = re.compile(r"\bthe example\b[^.;!?\n]*(?:[.;!?](?=\s|$)|$)")
+
 #: a hyphen between letters joins a compound word ("Eighteen-year-olds")
 _HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 
@@ -179,13 +184,14 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     shape = program_shape(candidate_code, hidden.reference)
-    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape)
+    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
     worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
     data = data_fragments(text, shape, problem)
-    for fragment in (*quoted, *data):
+    # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
+    for fragment in sorted({*quoted, *data}, key=len, reverse=True):
         worded = worded.replace(fragment, "CODE")
     reasons += code_reasons(worded, own_names)
     reasons += structural_code_reasons(text, problem, shape)
@@ -197,14 +203,22 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
         reasons += (input_pattern_reasons(text) or failing_class_reasons(text)
                     or [f"input_pattern: gives a failing input {calls[0][:40]!r} (reserved for L2 and above)"
                         for _ in calls[:1]])
+    # revision 12: an example input (a call of the problem's function on literals, a parameter given a
+    # literal) is data; the wording rules read the hint without it, and what the sentence goes on to say
+    # of the example ("Try wrap('aa bb', 5): the first line 'aa bb' should not be split", "e.g. f(3, [1])
+    # should be 1") is its expected output, not a rule
+    prose = text
+    for fragment in sorted(set(data), key=len, reverse=True):
+        prose = prose.replace(fragment, "the example")
+    expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(text, own_names)
+        reasons += location_reasons(prose, own_names)
     if level < 5:
-        reasons += concept_reasons(text)
+        reasons += concept_reasons(expected)
     if level < 6:
-        reasons += direction_reasons(text, shape.names, frozenset(public_words))
+        reasons += direction_reasons(prose, shape.names, frozenset(public_words), level)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)
     return reasons
 

@@ -73,7 +73,9 @@ _DIRECTION: Final = re.compile(
     r"\b(?:use|using|try|do|call|apply|take|pick|choose)\b[^.\n]{0,40}\binstead\b|"
     r"\binstead\s+of\s+(?:using|calling|checking|computing|storing|adding|returning)\b|"
     r"\btry\s+(?:using|to|adding)\b|\bconsider\s+(?:using|adding|changing|"
-    r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|\bchang(?:e|ing)\b[^.\n]"
+    r"replacing|initiali[sz]ing)\b|\bmake\s+sure\b|\breplac(?:e|ing)\b|"
+    # (not data told changing over time: "balances changing from one step to the next", revision 12)
+    r"\bchang(?:e|ing)\b(?!\s+from\s+(?:one|each|step|day|call|turn|line|row|test)\b)[^.\n]"
     r"{0,40}\bto\b|\bthe\s+fix\s+is\b|"
     # "would fix it", "solves it", "is the remedy", "It would help to", "what is needed is", "ought to continue"
     r"\b(?:would|will|should|could|might)\s+(?:\w+\s+)?(?:fix|solve|repair|correct|resolve|cure|avoid|remove)\b|"
@@ -97,7 +99,8 @@ _DIRECTION: Final = re.compile(
     r"\b(?:needs|requires|is\s+missing|lacks)\s+(?:an?\s+|the\s+)?`?(?:abs|sorted|sort|set|min|max|sum|len|round|"
     r"int|str|reversed|range|break|return|continue|else|guard|modulo|mod)\b`?\s+(?:around|on|before|after|at|call|"
     r"here|there|to|in)\b|`?\b(?:abs|sorted|set|min|max|sum|len|round|reversed|break|return|continue|else)`?\s+"
-    r"(?:is|are)\s+missing\b|"
+    # ("the cross-product sum is missing one term": the sum lacks a term, the symptom, revision 12)
+    r"(?:is|are)\s+missing\b(?!\s+(?:one|a|an|the|some|its|their|any|\d+)\b)|"
     # suggestions in other moods: "you might keep ...", "have you considered adding ...", "what you want
     # is to dedupe ...", "how about sorting ..."
     r"\byou\s+(?:might|may|could|would)\s+(?:also\s+|first\s+|instead\s+)?(?!be\b|see\b|get\b|notice\b|find\b|"
@@ -111,6 +114,9 @@ _DIRECTION: Final = re.compile(
     # "your stack-based search should push neighbours ...": the candidate's own code told what to do
     r"\byour\s+(?:[\w-]+\s+){0,3}?(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?:also\s+|instead\s+|"
     r"first\s+|then\s+)?(?!be\b|print|output|return|give|show|produce|report)[a-z]+\b|"
+    # the part just named told to act otherwise, by contrast: "it should attach a's root, not a itself" (revision 12)
+    r"\b(?:it|this)\s+(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?!be\b|have\b|give\b|print\b|output\b|"
+    r"return\b|produce\b|show\b)[a-z]+\b[^.;!?\n]*?(?:,\s+not\s+|\brather\s+than\b|\binstead\s+of\b)|"
     r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
     r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
     r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",
@@ -145,7 +151,7 @@ _OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
     program's identifiers, which after the verb are its object: "reset fails so ...")."""
-    words: list[str] = re.findall(r"[A-Za-z0-9'][A-Za-z0-9'-]*", BULLET.sub("", clause))
+    words: list[str] = re.findall(r"[A-Za-z0-9_'][\w'-]*", BULLET.sub("", clause))
     while words and words[0].lower() in _LEAD:
         words = words[1:]
     if not words or words[0].lower() not in _POINTING_REPAIRS:
@@ -331,9 +337,50 @@ def _reasoned(verb: str, sentence: str, names: frozenset[str], public: frozenset
     return bool(words) and all(_of_problem(w, names, public) for w in words)
 
 
-def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: frozenset[str] = frozenset()) -> list[str]:
+#: after a modal, a verb that changes a program ("must reset", "should be appended"), not one that says what
+#: a computation or the problem's things must do ("has to run over every edge", "must merge whole trees")
+_CODE_CHANGE: Final = re.compile(
+    rf"\s+(?:(?:also|now|instead|first|then|rather|only|always|still)\s+)?(?:(?:be|get)\s+{_CHANGED}\b|"
+    # processing steps ordered: "have to be sorted before they are combined"
+    r"be\s+\w+(?:ed|en)\s+(?:before|after|first|using|into|instead)\b|"
+    r"(?:use|change|replace|switch|initiali[sz]e|add|remove|swap|move|reset|increment|decrement|insert|modify|"
+    r"rewrite|update|store|keep|sort|call|append|set|copy|break|continue|return|print|check|compare|skip|"
+    r"mark|convert|cast|clamp|guard|allocate|record|loop|iterate|test)\b)", re.I)
+#: the subject of a modal that is the programmer or the program ("you must", "your loop should")
+_PROGRAM_MODAL_SUBJECT: Final = frozenset("you your program code solution function method loop it search scan "
+                                          "traversal recursion check test condition comparison branch variable "
+                                          "counter index pointer stack queue".split())
+
+
+def _statement_of_what_holds(hint: str, found: re.Match[str], names: frozenset[str], public: frozenset[str]) -> bool:
+    """At L5, whether a modal states what must hold ("the shoelace sum has to run over every edge", "only a
+    root may be re-pointed", "updating ... must never change what was recorded"): the invariant L5 gives,
+    not an instruction to change the program (revision 12). An instruction: its verb changes a program
+    (``_CODE_CHANGE``, not negated), its subject is the programmer or the program, or its clause names a
+    program identifier (its subject: one that is not also a word of the problem, "day")."""
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    if any(word in names and len(word) >= 2 for word in re.findall(r"[A-Za-z_]\w*", rest)):
+        return False
+    # a correction by contrast picks the program's way against another: "ought to be the right operand, not
+    # the left", "test for upper case rather than for letters", "must begin at 1 instead"
+    if re.search(r"\b(?:rather\s+than|instead)\b|,\s+not\s+(?:the|a|an|for|by|to|on)\b", rest):
+        return False
+    clause = re.split(r"[.;:,!?()]|\s[-–—]+\s", hint[:found.start()])[-1]
+    subject = re.findall(r"[A-Za-z_]\w*", clause)
+    if ({w.lower() for w in subject} & _PROGRAM_MODAL_SUBJECT
+            or any(w in names and len(w) >= 2 and w.lower() not in public for w in subject)):
+        return False
+    modal = _MODAL.match(found.group())
+    after = found.start() + (modal.end() if modal else 0)
+    negated = re.match(r"\s+(?:never|not)\b", hint[after:])
+    return bool(negated) or not _CODE_CHANGE.match(hint, after)
+
+
+def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: frozenset[str] = frozenset(),
+                      level: int = 1) -> list[str]:
     """``direction`` reasons; ``names`` are the programs' identifiers, ``public`` the problem statement's
-    words (lower-cased): an obligation or a way of seeing laid on a thing of the problem is no change."""
+    words (lower-cased): an obligation or a way of seeing laid on a thing of the problem is no change; at
+    ``level`` 5 a modal stating what must hold is L5's invariant."""
     reasons: list[str] = []
     sentences = SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
@@ -363,7 +410,10 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
                   and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
-                                                       or not _asked_expression(m.group(), names)))),
+                                                       or not _asked_expression(m.group(), names)
+                                                       or (level >= 5 and _asked_expression(m.group(), names)
+                                                           and not re.search(r"\bbe\s+\S+\s*[-+*/%<>=]", m.group())
+                                                           and _statement_of_what_holds(hint, m, names, public))))),
                  None)
     if found:
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")

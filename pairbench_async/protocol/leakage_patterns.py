@@ -345,7 +345,9 @@ _DATA_BEFORE: Final = re.compile(r"\b(?:read|given|entered|typed|supplied|writte
                                  r"\s+$", re.IGNORECASE)
 _DATA_AFTER: Final = re.compile(r"\s+(?:(?:of|in|from)\s+(?:the\s+|each\s+|every\s+|a\s+|your\s+|its\s+)?(?:input|"
                                 r"output|test|file|data|log|stdin|answer|expected)|(?:is|are|was)\s+(?:printed|missing|"
-                                r"read|blank|empty)|printed|you\s+print)\b", re.IGNORECASE)
+                                r"read|blank|empty)|printed|you\s+print)\b"
+                                # "the first line 'aa bb'": a line given by its text, of the data (revision 12)
+                                r"|\s*[:=]?\s*(?:'[^'\n=()\[\]]*'|\"[^\"\n=()\[\]]*\")", re.IGNORECASE)
 #: a test case, not a condition test: "the only test where ...", "the third test with ..."
 _TEST_CASE: Final = re.compile(r"\s+(?:where|in\s+which|with|that\s+fails|case|cases|\d)", re.IGNORECASE)
 

@@ -12,8 +12,10 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   ``nx >= 0``, ``a[0] * a[1]``). An expression copied verbatim from the candidate's program is a
   *quote of the candidate*, which gives no code the candidate lacks: it points at a place
   (a location, below L4; see :func:`candidate_quotes`), unless the hint tells the candidate to
-  write it ("use", "write", "set ... to"). An assignment is a statement and code even when the
-  candidate has it ("Write visited[u] = True"). Text of the problem
+  write it ("use", "write", "set ... to", "move"). Revision 12: any fragment of the candidate's code,
+  a statement too ("what `parent[a] = find(b)` does"), is such a quote unless the reference adds it
+  (:func:`_additions`: a line the reference inserts, moves or re-indents, a token it changes), the hint
+  tells the candidate to write it ("Write visited[u] = True") or chains it with other statements. Text of the problem
   statement is public and never counts. A method after a subscript or call, or a string's method
   (``adj[u].append(v)``, ``"".join(out)``), continues the operand; an expression of one-letter
   names verbatim from the candidate and named as a place ("the n ** 0.5 computation") is a quote.
@@ -30,6 +32,7 @@ so that a hint costs time in its own length. Pure: no I/O.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from typing import Final
@@ -80,6 +83,11 @@ class ProgramShape(msgspec.Struct, frozen=True):
     candidate: str
     #: code-token n-grams of reference lines that the candidate lacks
     patches: frozenset[tuple[str, ...]]
+    #: the reference's code tokens, and for each whether the reference adds it (:func:`_additions`)
+    reference: tuple[str, ...] = ()
+    added: tuple[bool, ...] = ()
+    #: names the candidate assigns (a program variable given a value is a statement, not an input)
+    assigned: frozenset[str] = frozenset()
 
 
 def program_shape(candidate: str, reference: str) -> ProgramShape:
@@ -100,7 +108,59 @@ def _program_shape(candidate: str, reference: str) -> ProgramShape:
             symbols = sum(1 for t in gram if _is_symbol(t))
             if symbols >= 2 and NGRAM - symbols >= 2 and gram not in candidate_grams:
                 patches.add(gram)
-    return ProgramShape(names=frozenset(names), candidate=_squash(candidate), patches=frozenset(patches))
+    tokens, added = _additions(candidate, reference)
+    return ProgramShape(names=frozenset(names), candidate=_squash(candidate), patches=frozenset(patches),
+                        reference=tokens, added=added, assigned=frozenset(
+                            re.findall(r"^\s*([A-Za-z_]\w*)\s*(?:[-+*/%]|//)?=(?!=)", candidate, re.M)))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _additions(candidate: str, reference: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The reference's tokens, each flagged when the reference adds it: a line the candidate lacks where it
+    stands (inserted, moved or re-indented: all of it), or, in a line changed in place (same indentation),
+    the tokens that differ ("<" for "<=")."""
+    old = [line.rstrip() for line in candidate.splitlines() if line.strip()]
+    new = [line.rstrip() for line in reference.splitlines() if line.strip()]
+    tokens: list[str] = []
+    flags: list[bool] = []
+    matcher = difflib.SequenceMatcher(None, [" ".join(o.split()) + f"@{_indent(o)}" for o in old],
+                                      [" ".join(n.split()) + f"@{_indent(n)}" for n in new], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k, line in enumerate(new[j1:j2]):
+            mine = _tokens(line)
+            if op == "equal":
+                flags += [False] * len(mine)
+            elif op == "replace" and i1 + k < i2 and _indent(old[i1 + k]) == _indent(line):
+                theirs = _tokens(old[i1 + k])
+                marks = [True] * len(mine)
+                for tag, _, _, b1, b2 in difflib.SequenceMatcher(None, theirs, mine, autojunk=False).get_opcodes():
+                    if tag == "equal":
+                        marks[b1:b2] = [False] * (b2 - b1)
+                flags += marks
+            else:
+                flags += [True] * len(mine)
+            tokens += mine
+    return tuple(tokens), tuple(flags)
+
+
+def _own(text: str, shape: ProgramShape) -> bool:
+    """Whether ``text`` is the candidate's own code and no part of what the reference adds: verbatim in the
+    candidate (whitespace aside) and nowhere in the reference over a token the reference adds
+    (revision 12). Such a fragment names a place of the program the candidate sees; the fix is what the
+    reference adds."""
+    # "events.sort(...)": a call with its arguments elided names the candidate's call of that name
+    elided = re.fullmatch(r"([A-Za-z_][\w.]*)\(\s*(?:\.\.\.|…)\s*\)", text.strip())
+    if elided:
+        return _squash(elided.group(1)) + "(" in shape.candidate
+    if not text.strip() or _squash(text) not in shape.candidate:
+        return False
+    run = tuple(_tokens(text))
+    size = len(run)
+    return not any(shape.reference[i : i + size] == run and any(shape.added[i : i + size])
+                   for i in range(len(shape.reference) - size + 1))
 
 
 #: an operand: a name or number, optionally subscripted or called (one level of nesting)
@@ -120,10 +180,14 @@ _FRAGMENT: Final = re.compile(
 _NAME: Final = re.compile(r"[A-Za-z_]\w*")
 #: the hint tells the candidate to write the fragment: "Write visited[u] = True", "set x to ..."
 _WRITE: Final = re.compile(
-    r"\b(?:write|writes|put|use|using|add|insert|append|assign|make\s+it|(?:change|set|update|reset|turn|"
+    r"\b(?:write|writes|put|use|using|add|insert|append|assign|move|moving|indent|make\s+it|(?:change|set|update|reset|turn|"
     r"initiali[sz]e)\s+(?:it|them|[\w\[\]]+)\s+to|replace\s+\S+\s+with|set|becomes?)\s*[`'\"]?\s*$",
     re.I,
 )
+
+
+#: "Compare when x == y holds": an imperative to compare, the comparison it names is to be written
+_COMPARE: Final = re.compile(r"(?:^|[.;!?:]\s+)compare\s+(?:when|whether|if|that|how)?\s*[`'\"]?\s*$", re.I)
 
 
 #: a construct named just before a quoted expression, or a verb of the program introducing it
@@ -233,6 +297,15 @@ def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozense
                 whole = (cited.group("head") or "") + text
                 quote = _squash(whole) in shape.candidate and bool(
                     _PLACED_BEFORE.search(before) or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after))
+        # revision 12: any fragment of the candidate's own code the reference does not add, not told to
+        # write, names the candidate's code ("what `parent[a] = find(b)` does"): a place, never code
+        # (not a statement chained with others, "if k: a = b; c = d"; not what a replacement replaces,
+        # "Replace lo < x with ...": that is :data:`_REPLACED`'s; not a comparison the hint says to make)
+        chained = bool(re.search(r"[;:]\s*$", before) or re.match(r"\s*;", hint[found.end():]))
+        replacing = bool(_REPLACED.search(hint[max(0, found.start() - 80): found.start()]))
+        if (not quote and not written and not chained and not replacing and not _COMPARE.search(before)
+                and not _STATEMENT_LEAD.search(before) and _own(text, shape)):
+            quote = True
         out.append((found, QUOTE if quote else CODE))
     return out
 
@@ -264,18 +337,34 @@ def candidate_quotes(hint: str, shape: ProgramShape, problem: str = "") -> list[
 _SPAN: Final = re.compile(r"`([^`\n]+)`")
 
 
-def quoted_spans(hint: str, shape: ProgramShape) -> list[str]:
+def quoted_spans(hint: str, shape: ProgramShape, problem: str = "") -> list[str]:
     """Inline code spans holding the candidate's own code verbatim, with a name in them ("`[[]] * n` repeats
-    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11)."""
+    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11).
+    Not a lone word of the problem statement ("`width`", "`changes`": the problem's own parameter, revision 12)."""
+    public = public_words(problem)
     return [found.group() for found in _SPAN.finditer(hint)
             if re.search(r"[A-Za-z_]", found.group(1)) and _squash(found.group(1)) in shape.candidate
+            and not (re.fullmatch(r"\s*[A-Za-z_]\w*\s*", found.group(1)) and found.group(1).strip().lower() in public)
             and not _WRITE.search(hint[max(0, found.start() - 40) : found.start()])]
+
+
+#: a parameter of the problem given a literal value: "n=3", "deps = [(0, 2), (1, 2)]", "text='aa bb'"
+_GIVEN: Final = re.compile(r"(?<![\w.\[(])(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>-?\d+(?:\.\d+)?(?![\w.(\[])|"
+                           r"\"[^\"\n]*\"|'[^'\n]*'|\[[^\n]*?\](?=[\s,.;:)]|$)|\([^\n]*?\)(?=[\s,.;:]|$))")
 
 
 def data_fragments(hint: str, shape: ProgramShape, problem: str) -> list[str]:
     """Fragments of ``hint`` in a code shape that are data, not code: a call of the problem's function on
-    literals, a test's input (revision 11)."""
-    return [found.group() for found, kind in _fragments(hint, shape, public_words(problem)) if kind == DATA]
+    literals, a test's input (revision 11); a parameter the problem names given a literal value
+    ("e.g. n=3 with deps = [(0, 2), (1, 2)]": an example input, revision 12)."""
+    public = public_words(problem)
+    calls = [found.group() for found, kind in _fragments(hint, shape, public) if kind == DATA]
+    given = [found.group() for found in _GIVEN.finditer(hint)
+             if found.group("name").lower() in public and found.group("name") not in shape.assigned
+             and not _WRITE.search(hint[max(0, found.start() - 40): found.start()])
+             and _LITERALS.fullmatch(re.sub(r"\"[^\"\n]*\"|'[^'\n]*'|\b(?:True|False|None)\b", "",
+                                            found.group("value"))) is not None]
+    return calls + given
 
 
 @functools.lru_cache(maxsize=256)

@@ -173,6 +173,18 @@ FRESH.update({16: (32 / 33, 32 / 35, 35), 17: (25 / 29, 25 / 35, 35), 18: (23 / 
 #: fresh24 and fresh25, two more blind sets: 0.84 / 0.72 and 0.87 / 0.75 by revision 10, 0.87 / 0.72 and
 #: 0.87 / 0.75 by revision 11 (neither had seen them). Floors: revision 10's level minus one hint's worth.
 FRESH.update({24: (26 / 31, 26 / 36, 36), 25: (27 / 31, 27 / 36, 36)})
+#: Revision 12 was designed on fresh22-fresh25 (fresh20-fresh21 held out, scored only in aggregate by
+#: bench.validator_heldout: pooled 0.98 / 0.77 before and after): fresh22 0.97 / 0.89, fresh23 1.00 / 0.75,
+#: fresh24 1.00 / 0.72, fresh25 1.00 / 0.75 after it (fresh19 0.85 / 0.66: one hint labelled code for quoting
+#: the candidate's own statement passes); the floors raised where it rose.
+FRESH.update({22: (32 / 33, 32 / 36, 36), 23: (1.0, 27 / 36, 36), 24: (1.0, 26 / 36, 36),
+              25: (1.0, 27 / 36, 36)})
+#: fresh26-fresh29, four more blind sets (fresh28-29 in domains no earlier set has), committed after their
+#: first measurement: revision 11 0.80 / 0.78, 0.90 / 0.78, 0.90 / 0.78, 0.79 / 0.75; revision 12 (which
+#: had not seen them either) 0.84 / 0.75, 0.97 / 0.78, 0.93 / 0.78, 0.79 / 0.75. Floors: revision 12's
+#: level minus one hint's worth.
+FRESH.update({26: (27 / 32, 27 / 36, 36), 27: (28 / 29, 28 / 36, 36), 28: (28 / 30, 28 / 36, 36),
+              29: (27 / 34, 27 / 36, 36)})
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])

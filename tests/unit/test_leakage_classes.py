@@ -125,9 +125,16 @@ def test_an_expression_of_the_candidate_quoted_as_a_place_is_a_location_not_code
     hint = "Inside the for loop, the if condition comparing len(cur) + len(word) with w decides where lines break."
     assert rules(hint, 4, WRAP, WRAP_PROBLEM) == set()
     assert rules(hint, 3, WRAP, WRAP_PROBLEM) == {"location"}
-    # told to write it, or a statement, it is code
+    # told to write it, it is code
     assert "code" in rules("Write len(cur) + 1 + len(word) <= w.", 6, WRAP, WRAP_PROBLEM)
-    assert "code" in rules("The cur = word line is wrong.", 4, WRAP, WRAP_PROBLEM)
+    # revision 12: a statement of the candidate that the reference does not add names a line (fresh22-25's
+    # labels: "what `parent[a] = find(b)` does" at L4 is allowed; 9 code false positives of this kind over
+    # every set, 1 true positive); a statement the reference adds (here: moves) is the fix, code
+    assert rules("The cur = word line is wrong.", 4, WRAP, WRAP_PROBLEM) == set()
+    assert rules("The cur = word line is wrong.", 3, WRAP, WRAP_PROBLEM) == {"location"}
+    moved = WRAP.replace("        lines.append(cur)\n        cur = word\n", "        cur = word\n        lines.append(cur)\n")
+    assert moved != WRAP
+    assert "code" in rules("The cur = word line is wrong.", 4, WRAP, WRAP_PROBLEM, reference=moved)
     shape = program_shape(WRAP, "")
     assert candidate_quotes(hint, shape) == ["len(cur) + len(word)"]
 
