@@ -1993,11 +1993,14 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 rs.pid = -1;
                 (void)retire(&rs, NULL, NULL);
             }
-            if (shared) {
+            if (shared && !(r.flags & FLAG_CPU_TIMEOUT)) {
                 /* A test after another in the child that ended it (an exception, an exit, a
-                 * signal, a kill at a limit) is run again at once, in its place, as a new
-                 * child's first test: that run is its result, and it alone feeds the loop
-                 * rule. This attempt is discarded whole. */
+                 * signal, a kill at its wall limit or by the OOM killer) is run again at once,
+                 * in its place, as a new child's first test: that run is its result, and it
+                 * alone feeds the loop rule. This attempt is discarded whole. A kill at its CPU
+                 * limit stands, as a child of its own would have had it (its limit is the
+                 * same, and a loop loops either way): run again, a looping test would cost
+                 * its limit twice. */
                 close_test_files(c.fds);
                 if (empty_tree(scratch_fd) != 0 || reset_scratch_root(scratch_fd) != 0) {
                     raise_step("empty scratch");
@@ -2012,13 +2015,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         /* a timeout (exactly what results.py judges TLE: killed at the limit applied,
          * SIGXCPU, or past the test's own limit; a test that ends just past a tighter
          * limit before its kill is not one): the job's next tests here run tighter */
-        /* (a test after another in a resident child gets here only by ending cleanly: its
-         * time counts as a finished test's, from its handover) */
-        if ((r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
-            (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
-            r.cpu_us > (int64_t)th.cpu_ms * 1000)
+        /* (a test after another in a resident child gets here by ending cleanly, its time a
+         * finished test's from its handover, or killed at its CPU limit, which stands; a
+         * clean end past its own limit is run again alone by the pool, which decides) */
+        int timed_out = (r.flags & (FLAG_CPU_TIMEOUT | FLAG_WALL_TIMEOUT)) ||
+                        (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+                        r.cpu_us > (int64_t)th.cpu_ms * 1000;
+        if (timed_out && (!(r.flags & FLAG_SHARED) || (r.flags & FLAG_CPU_TIMEOUT)))
             tight = 1;
-        else if (r.cpu_us > slowest_us)
+        else if (!timed_out && r.cpu_us > slowest_us)
             slowest_us = r.cpu_us;
         r.cg_peak_kb = -1;
         if (cg_base >= 0) {

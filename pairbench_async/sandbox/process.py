@@ -32,6 +32,7 @@ from .jobs import Chunk, Job, test_input
 from .results import SIGNAL_NAMES, compile_failure, decode_result, signal_name
 from .wire import (
     EXIT_COMPILE_CPU,
+    FLAG_CPU_TIMEOUT,
     FLAG_SHARED,
     HEADER,
     OP_END,
@@ -308,12 +309,15 @@ def _again_alone(payload: bytes, result: TestResult) -> bool:
     """Whether a test's result must be taken again in a child of its own: it ran in a
     resident child after another test (FLAG_SHARED) and did not pass, so what its
     program's earlier tests left in the process may be why. (A shared test that ended its
-    child the zygote already ran again in its place; what comes here ended cleanly, with
-    a wrong value or past its limit. A call without an expected value never runs shared:
-    jobs.test_input.)"""
-    if len(payload) < RESULT.size or not RESULT.unpack_from(payload)[1] & FLAG_SHARED:
+    child the zygote already ran again in its place, but for a kill at its CPU limit, which
+    stands; what else comes here ended cleanly, with a wrong value or past its limit. A
+    call without an expected value never runs shared: jobs.test_input.)"""
+    if len(payload) < RESULT.size:
         return False
-    return result.verdict is not Verdict.AC
+    flags = RESULT.unpack_from(payload)[1]
+    if not flags & FLAG_SHARED or result.verdict is Verdict.AC:
+        return False
+    return not (result.verdict is Verdict.TLE and flags & FLAG_CPU_TIMEOUT)
 
 
 def _describe_status(status: int) -> str:

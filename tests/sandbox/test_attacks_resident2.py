@@ -125,6 +125,12 @@ async def test_a_discarded_shared_result_does_not_loosen_the_limits_of_later_tes
     assert verdicts(shared) == verdicts(alone), [(r.timeout, r.cpu_ms) for r in shared]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known and documented (docs/PROTOCOL.md, 'One child for a program's call tests'): a shared "
+    "test killed at its CPU limit stands and feeds the loop rule, as a child of its own would; "
+    "here the test loops only because an earlier test left an attribute on sys, and the rule "
+    "then tightens the later tests (run again in place, a looping test cost its limit twice: "
+    "bench.loop_sweep 1.55 against the 1.5 target)"))
 async def test_a_standing_shared_cpu_kill_does_not_tighten_tests_run_in_a_fresh_child() -> None:
     # Test 1 loops only after test 0 ran in the same child: killed at the probe, a shared
     # CPU kill, which stands (one of the two documented differences). But it also sets
