@@ -1,11 +1,12 @@
-"""How running a program's call tests in one resident child changes per-test verdicts.
+"""How running a program's tests in one resident child changes per-test verdicts.
 
     python -m bench.resident_verdicts [--humaneval he.jsonl] [--feedbackeval fe.jsonl]
                                       [--workers N]
 
 For every instance file (as `pairbench import` wrote it), runs each program the set holds
 (humaneval: the reference, HumanEval's canonical solutions; feedbackeval: the instance's
-erroneous program) on every hidden test through SandboxPool.run twice, with the same
+erroneous program; the bundled fixtures, stdin and function-call: their buggy programs and
+their references) on every hidden test through SandboxPool.run twice, with the same
 limits and loop rule: once with ``SandboxConfig(resident=True)`` (the default: a
 program's call tests one after another in one child, a test that ran after another and
 did not pass, nor was killed at its CPU limit, run again alone) and once with
@@ -86,6 +87,10 @@ def main() -> None:
     ap.add_argument("--feedbackeval", type=Path, default=ROOT / ".data" / "fe.jsonl")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    for kind in ("stdio", "call"):
+        fixtures = read_instances(ROOT / "fixtures" / f"{kind}.jsonl").instances
+        for source_of in ("buggy", "reference"):
+            asyncio.run(measure(f"fixtures {kind} {source_of}", fixtures, source_of, args.workers))
     for path, name, source_of, hint in (
             (args.humaneval, "humaneval canonical", "reference", "python -m bench.peer_humaneval imports it"),
             (args.feedbackeval, "feedbackeval erroneous", "buggy",

@@ -1618,6 +1618,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     PyObject *ret = NULL;
 
     for (;;) {
+        /* no frame waiting: the job's tests here are done for now (a chunk's frames come
+         * together), and a resident child is not kept past them */
+        if (rs.pid > 0) {
+            struct pollfd q = {.fd = fin, .events = POLLIN};
+            if (poll(&q, 1, 0) == 0 && retire(&rs, &c, &cg) != 0) {
+                raise_step("memory cgroup limit");
+                break;
+            }
+        }
         struct frame_header h;
         int rc = read_full(fin, (char *)&h, sizeof h);
         if (rc == 1 || (rc == 0 && (h.op == OP_END || h.op == OP_QUIT))) {
@@ -2086,6 +2095,19 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         r.err_len = (uint32_t)n_err;
         r.chan_len = (uint32_t)n_chan;
         r.fault_len = (uint32_t)fault_len;
+        /* the chunk's last test (no frame waiting): its resident child is ended before its
+         * result goes out, so nothing of the program runs once the pool has its results */
+        int kept_on = done;
+        if (done) {
+            struct pollfd q = {.fd = fin, .events = POLLIN};
+            if (poll(&q, 1, 0) == 0) {
+                if (retire(&rs, &c, &cg) != 0) {
+                    raise_step("memory cgroup limit");
+                    break;
+                }
+                kept_on = 0;
+            }
+        }
         struct frame_header oh = {.op = OP_RESULT,
                                   .len = (uint32_t)(sizeof r + (size_t)n_out + (size_t)n_err +
                                                     (size_t)n_chan + fault_len)};
@@ -2094,7 +2116,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             {err.data, (size_t)n_err}, {chan.data, (size_t)n_chan}, {(void *)fault_text, fault_len},
         };
         int wrote = write_full(fout, iov, 6);
-        if (done) {
+        if (kept_on) {
             /* the resident child waits for its next test: its files emptied and rewound
              * (they are the same open files as its fds 0-3, offsets included) */
             rs.tests++;
@@ -2106,7 +2128,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
              * a new child */
             if (!kept && retire(&rs, &c, NULL) != 0)
                 wrote = -1;
-        } else {
+        } else if (!done) {
             close_test_files(c.fds);
         }
         /* The next child is forked from this process: nothing of this test may be

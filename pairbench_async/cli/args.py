@@ -106,9 +106,8 @@ def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
                    "any timeout of its program (default 0.1)")
     p.add_argument("--child-per-test", dest="resident", action="store_const", const=False, default=None,
                    help="run every test in a child process of its own; by default a program's "
-                   "function-call tests run one after another in one child, and a test that ran after "
-                   "another and failed is run again alone (docs/PROTOCOL.md, \"One child for a "
-                   "program's call tests\")")
+                   "tests run one after another in one child, and a test that ran after another and "
+                   "failed is run again (docs/PROTOCOL.md, \"One child for a program's tests\")")
 
 
 def loop_rule(values: Mapping[str, Any]) -> dict[str, Any]:

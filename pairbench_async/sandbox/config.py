@@ -69,13 +69,13 @@ class SandboxConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: timeout of its call (so a program that loops from its first test spends this,
     #: not its own limit).
     loop_probe: float = 0.1
-    #: Run a function-call program's tests one after another in one child process
-    #: (a "resident" child) rather than a fresh child each: a fork, its copy-on-write
-    #: faults and its exit were most of a passing test's cost. Each test keeps its
-    #: own limits and a fresh module namespace; a test that ran after another in the
-    #: same child and did not pass (nor timed out at its CPU limit) is run again alone,
-    #: so a verdict can differ from running alone only by a test passing (or timing
-    #: out) after its program's earlier tests ran in the same process (docs/PROTOCOL.md,
-    #: "Resident child"). False: a child per test. Programs reading stdin always get a
-    #: child per test.
+    #: Run a program's tests one after another in one child process (a "resident"
+    #: child) rather than a fresh child each: a fork, its copy-on-write faults and its
+    #: exit were most of a passing test's cost. Each test keeps its own limits, a fresh
+    #: module namespace and fresh standard streams over its own input; a test after
+    #: another that ends the child is run again at once in a new one (but for a kill at
+    #: its CPU limit), and one that returns a wrong value is run again alone, so for a
+    #: program whose tests do not depend on what earlier tests left in the process every
+    #: verdict is a child per test's (docs/PROTOCOL.md, "One child for a program's
+    #: tests"). False: a child per test.
     resident: bool = True

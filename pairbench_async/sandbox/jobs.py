@@ -229,11 +229,13 @@ class Chunk:
 
 def test_input(job: Job, index: int, alone: bool = False) -> bytes:
     """The payload of test ``index``'s TEST frame: its head (limits), then its input;
-    ``alone``: in a child of its own, never a resident one (a re-run). A call recorded
-    without an expected value (a reference's) always runs alone: nothing could tell a value
-    that an earlier test's leftovers changed (a ``decimal`` context) from the right one."""
+    ``alone``: in a child of its own, never a resident one (a re-run). A test recorded
+    without an expected value or output (a reference's) always runs alone: nothing could
+    tell a result that an earlier test's leftovers changed (a ``decimal`` context) from the
+    right one."""
     test = job.tests[index]
-    alone = alone or test.expected is msgspec.UNSET
+    unjudged = test.expected is msgspec.UNSET if job.program.kind == "call" else test.output is None
+    alone = alone or unjudged
     flags = (HEAD_START_TIGHT if job.timed_out else 0) | (HEAD_ISOLATED if alone else 0)
     head = TEST_HEAD.pack(*job.heads[index], flags)
     if job.program.kind == "call":

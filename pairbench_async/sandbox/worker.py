@@ -51,6 +51,7 @@ import fcntl
 import functools  # noqa: F401
 import gc
 import heapq  # noqa: F401
+import io
 import itertools  # noqa: F401
 import json
 import marshal
@@ -830,8 +831,8 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     if cgroup is not None and full:
         accounting = (cgroup["usage"], cgroup["limit"], cgroup["peak"], cgroup["events"],
                       cgroup["stat"], prog.memory)
-    # stdin programs run their module as __main__ against fd 0: a child per test
-    resident = bool(cfg.resident and prog.kind == "call")
+    # (a stdin program's input is the inbox on fd 0, rewound for each test)
+    resident = bool(cfg.resident)
     what = confine.serve(fin, fout, cfg.scratch, limits, -1, -1, -1,
                          hs_w, hs_r, full, prog.output_limit + 1, STDERR_TAIL,
                          CHANNEL_CAP, base_kb, cfg.scratch, resident, accounting)
@@ -844,16 +845,32 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     os._exit(0)
 
 
+def _fresh_stream(spec, fd):
+    """A new text stream on ``fd`` made as ``spec`` (``Interpreter``) says the child's was:
+    no buffered byte or position of an earlier test's reads and writes in it."""
+    encoding, errors, line_buffering, write_through, unbuffered = spec
+    raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+    if unbuffered and fd != 0:
+        buffer = raw
+    else:
+        buffer = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
+                            line_buffering=line_buffering, write_through=write_through)
+
+
 class Interpreter:
     """What a test may change of the interpreter that the next test in a resident child
-    must not find (each test's module namespace is fresh anyway): the standard streams,
-    the builtins, the working directory, ``sys.path`` and ``sys.argv``, the recursion and
-    digit limits, trace and profile functions and the collector's switch as a lone child
-    would find them, and ``random`` seeded afresh, as
+    must not find (each test's module namespace is fresh anyway): the standard streams
+    (made anew on fds 0-2 for each test, as the child's were: a stdin program's reads of
+    the inbox start at its first byte), the builtins, the working directory, ``sys.path``
+    and ``sys.argv``, the recursion and digit limits, trace and profile functions and the
+    collector's switch as a lone child would find them, and ``random`` seeded afresh, as
     it is in every forked child (its at-fork hook)."""
 
     def __init__(self):
-        self.streams = (sys.stdin, sys.stdout, sys.stderr)
+        self.streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
+                         isinstance(s.buffer, io.FileIO))
+                        for s in (sys.stdin, sys.stdout, sys.stderr)]
         self.cwd = os.getcwd()
         self.path = list(sys.path)
         self.argv = list(sys.argv)
@@ -866,7 +883,8 @@ class Interpreter:
     def restore(self):
         sys.settrace(None)
         sys.setprofile(None)
-        sys.stdin, sys.stdout, sys.stderr = self.streams
+        sys.stdin, sys.stdout, sys.stderr = (_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         os.chdir(self.cwd)
         sys.path[:] = self.path
         sys.argv[:] = self.argv

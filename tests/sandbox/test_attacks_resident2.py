@@ -1,5 +1,5 @@
 """Second round of attacks on the resident child (SandboxConfig.resident; sandbox/confine.c
-"Resident child"; docs/PROTOCOL.md "One child for a program's call tests"). The claim under
+"Resident child"; docs/PROTOCOL.md "One child for a program's tests"). The claim under
 attack: a verdict can differ from a child per test only by a test passing, or being killed
 at its CPU limit, after its program's earlier tests ran in the same process; every other
 outcome is the outcome of running the test alone; the evaluator never crashes. Each test
@@ -56,7 +56,7 @@ _BURN = (
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known and documented (docs/PROTOCOL.md, 'One child for a program's call tests'): a program "
+    "known and documented (docs/PROTOCOL.md, 'One child for a program's tests'): a program "
     "whose test behaves differently after its earlier tests ran in the same process (here it reads "
     "an attribute an earlier test set on sys) can shape the loop rule's limits of its later tests: "
     "the pool's re-run alone of a wrong shared result comes after the chunk's later tests"))
@@ -90,7 +90,7 @@ async def test_a_re_run_alone_is_not_held_to_a_timeout_that_came_after_it() -> N
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known and documented (docs/PROTOCOL.md, 'One child for a program's call tests'): a program "
+    "known and documented (docs/PROTOCOL.md, 'One child for a program's tests'): a program "
     "whose test behaves differently after its earlier tests ran in the same process (here it reads "
     "an attribute an earlier test set on sys) can shape the loop rule's limits of its later tests: "
     "the pool's re-run alone of a wrong shared result comes after the chunk's later tests"))
@@ -126,7 +126,7 @@ async def test_a_discarded_shared_result_does_not_loosen_the_limits_of_later_tes
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known and documented (docs/PROTOCOL.md, 'One child for a program's call tests'): a shared "
+    "known and documented (docs/PROTOCOL.md, 'One child for a program's tests'): a shared "
     "test killed at its CPU limit stands and feeds the loop rule, as a child of its own would; "
     "here the test loops only because an earlier test left an attribute on sys, and the rule "
     "then tightens the later tests (run again in place, a looping test cost its limit twice: "

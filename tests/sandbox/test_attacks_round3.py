@@ -16,6 +16,7 @@ import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
 from pairbench_async.sandbox import host as host_module
+from pairbench_async.sandbox.config import SandboxConfig
 from pairbench_async.sandbox.pool import SandboxPool
 
 IS_ROOT = os.getuid() == 0
@@ -70,7 +71,10 @@ async def test_nothing_crosses_tests_through_descriptor_metadata() -> None:
     assert len({o.split(" ", 1)[1] for o in outputs}) == 1, outputs
 
 
-async def test_stdin_is_sealed() -> None:
+async def test_stdin_is_sealed_in_a_child_of_its_own() -> None:
+    """A child per test (SandboxConfig(resident=False)): its stdin is sealed. A resident
+    child's inbox cannot be (it is rewritten for each test): tests/sandbox/test_resident.py
+    shows what holds there instead."""
     src = (
         "import os\nout = []\n"
         "for call in (lambda: os.write(0, b'x' * 4096), lambda: os.pwrite(0, b'x' * (8 << 20), 0),\n"
@@ -79,7 +83,7 @@ async def test_stdin_is_sealed() -> None:
         "    except OSError as e:\n        out.append(e.errno)\n"
         "print(out, input())\n"
     )
-    async with SandboxPool(workers=1) as pool:
+    async with SandboxPool(SandboxConfig(workers=1, resident=False)) as pool:
         (r,) = await pool.run(Program(source=src), [Test(id="1", input="kept\n", output="x\n")])
         await sane(pool)
     assert "ok" not in r.stdout and r.stdout.rstrip().endswith("kept"), r

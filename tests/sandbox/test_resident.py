@@ -225,7 +225,24 @@ async def test_a_program_tampering_with_the_control_pipes_harms_only_its_own_res
     assert verdicts(after) == ["AC"] * 3
 
 
-async def test_stdin_programs_still_get_a_child_per_test() -> None:
+async def test_stdin_programs_share_a_child_and_read_each_input_from_its_start() -> None:
+    # each test's module runs as __main__ on fresh streams over its own input: whatever the
+    # test before it read, buffered or left unread
+    program = Program(source=(
+        "import os, sys\n"
+        "first = input()\n"
+        "rest = sys.stdin.read()\n"
+        "print(first, len(rest.split()), os.getpid() > 0)\n"
+        "print(os.getpid(), file=sys.stderr)\n"))
+    cases = [Test(id=str(i), input=f"w{i}\n" + "x " * (i * 3000) + "\n", output=f"w{i} {i * 3000} True\n")
+             for i in range(5)]
+    shared, alone = await both(program, cases)
+    assert verdicts(shared) == verdicts(alone) == ["AC"] * 5
+    assert len({r.stderr for r in shared}) == 1
+    assert len({r.stderr for r in alone}) == 5
+
+
+async def test_stdin_programs_recorded_without_an_output_run_alone() -> None:
     program = Program(source="import os\ninput()\nprint(os.getpid())\n")
     cases = [Test(id=str(i), input="x\n") for i in range(4)]
     async with SandboxPool(SandboxConfig(workers=1)) as pool:
@@ -247,3 +264,29 @@ async def test_calls_recorded_without_an_expected_value_run_alone() -> None:
     shared, alone = await both(program, cases)
     assert [r.value[0] for r in shared] == [r.value[0] for r in alone]
     assert len({r.value[1] for r in shared}) == 4
+
+
+async def test_a_child_of_its_own_sees_only_its_stdio_and_report_channel() -> None:
+    program = Program(source=(
+        "import os\nfds = []\nfor fd in range(256):\n    try:\n        os.fstat(fd)\n        fds.append(fd)\n"
+        "    except OSError:\n        pass\nprint(fds)\n"))
+    shared, alone = await both(program, [Test(id="1", input="", output="x\n")])
+    assert alone[0].stdout == "[0, 1, 2, 3]\n"
+    assert shared[0].stdout == "[0, 1, 2, 3, 4, 5]\n"  # and the go and done pipes
+
+
+async def test_what_a_test_writes_to_its_inbox_never_reaches_the_next_test() -> None:
+    # a resident child's stdin is its inbox, not sealed (the zygote rewrites it for each
+    # test): the program may write it, but the next test reads its own input only, and
+    # nothing written is kept (the zygote empties the inbox when the test ends)
+    program = Program(source=(
+        "import os\n"
+        "line = input()\n"
+        "os.pwrite(0, b'FORGED ' * 1000, 0)\n"
+        "os.ftruncate(0, 1 << 20)\n"
+        "print(line)\n"))
+    cases = [Test(id=str(i), input=f"in{i}\n", output=f"in{i}\n") for i in range(4)]
+    shared, alone = await both(program, cases)
+    assert verdicts(alone) == ["RE"] * 4  # sealed: the write is refused
+    assert verdicts(shared) == ["AC"] * 4
+    assert [r.stdout for r in shared] == [f"in{i}\n" for i in range(4)]
