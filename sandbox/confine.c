@@ -17,9 +17,9 @@
  *               serves the pool's frames. Never reads a program or a test.
  *           └─ Z  program zygote, forked from I for each program: joins the
  *                  worker's cgroups, confines itself, then reads and compiles
- *                  the program and forks one child per test (a function-call
- *                  program: one resident child for its tests in turn, see
- *                  "Resident child" at serve()).
+ *                  the program and forks a child for its tests (one resident
+ *                  child for them in turn, see "Resident child" at serve(), or
+ *                  one per test).
  *              └─ C  test child: confines itself further, runs the program, exits.
  *
  * Lifetimes, by construction: I is the init of a PID namespace, so when I dies,
@@ -1488,25 +1488,24 @@ static int reset_scratch_root(int fd)
     return futimens(fd, zero);
 }
 
-/* Resident child. Tests of a function-call program (serve()'s `resident`) run one
- * after another in one child instead of a child each: forking, its copy-on-write faults
- * and its exit were most of a passing test's cost. The child runs a test, writes its
- * report, signals "done" on its fd 5 and blocks reading its fd 4; the zygote reads its
- * CPU clock exactly (the child is switched out), sends the RESULT, empties and rewinds
- * its stdin (the inbox), stdout, stderr and report files (the same open files as the
- * child's fds 0-3) and the scratch directory, and hands over the next test by writing
- * its input to the inbox and "g" to the child's fd 4. Each test keeps its own CPU and
- * wall limits, counted from its handover. A test that ends otherwise (an exception, an
- * exit, a kill at a limit) ends the child; the next test gets a new one. Every test
- * after a child's first is flagged FLAG_SHARED: the pool runs such a test again alone
- * (HEAD_ISOLATED) unless it passed or was killed at its CPU limit, so a test can differ
- * from running alone only by passing (or timing out) after its program's earlier tests
- * ran in the same process (the harness re-executes the program's module in a fresh
- * namespace for each test and restores the interpreter-wide state it can). */
+/* Resident child. A program's tests (serve()'s `resident`) run one after another in
+ * one child instead of a child each: forking, its copy-on-write faults and its exit were
+ * most of a passing test's cost. The child runs a test, writes its report, signals "done"
+ * on its fd 5 and blocks reading its fd 4; the zygote stops it, reads its CPU clock
+ * exactly, sends the RESULT, empties and rewinds its stdin (the inbox), stdout, stderr
+ * and report files (the same open files as the child's fds 0-3) and the scratch
+ * directory, and hands over the next test by writing its input to the inbox, "g" to the
+ * child's fd 4 and SIGCONT. Each test keeps its own CPU and wall limits, counted from its
+ * handover, and its own memory budget above what the cgroup holds then. Every test after
+ * a child's first is flagged FLAG_SHARED. One that ends the child (an exception, an exit,
+ * a signal, a wall or OOM kill) is run again at once, in its place, as a new child's
+ * first test; a kill at its CPU limit stands, as a child of its own's would; the pool
+ * runs one that ended cleanly and did not pass again alone (HEAD_ISOLATED). The harness
+ * re-executes the program's module in a fresh namespace for each test and restores the
+ * interpreter-wide state it can (docs/PROTOCOL.md, "One child for a program's tests"). */
 struct resident {
     pid_t pid; /* -1: none */
     int pidfd, go, done;
-    int tests;
     int64_t base_us;     /* its CPU time when its last test ended, exact */
     int64_t backstop_us; /* its RLIMIT_CPU */
     long long cg_base;   /* what the memory cgroup held at its fork (-1: no cgroup) */
@@ -1541,7 +1540,6 @@ static int retire(struct resident *rs, struct child_spec *c, struct cgroup_fds *
     int had = rs->pid > 0 || rs->go >= 0;
     rs->pid = -1;
     rs->pidfd = rs->go = rs->done = -1;
-    rs->tests = 0;
     rs->base_us = 0;
     rs->cg_base = -1;
     if (c != NULL && had)
@@ -1618,15 +1616,6 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     PyObject *ret = NULL;
 
     for (;;) {
-        /* no frame waiting: the job's tests here are done for now (a chunk's frames come
-         * together), and a resident child is not kept past them */
-        if (rs.pid > 0) {
-            struct pollfd q = {.fd = fin, .events = POLLIN};
-            if (poll(&q, 1, 0) == 0 && retire(&rs, &c, &cg) != 0) {
-                raise_step("memory cgroup limit");
-                break;
-            }
-        }
         struct frame_header h;
         int rc = read_full(fin, (char *)&h, sizeof h);
         if (rc == 1 || (rc == 0 && (h.op == OP_END || h.op == OP_QUIT))) {
@@ -1844,7 +1833,6 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             if (!alone) {
                 rs.pid = pid;
                 rs.pidfd = pidfd;
-                rs.tests = 0;
                 rs.base_us = 0;
                 /* (unconfined, there is no RLIMIT_CPU to keep clear of) */
                 rs.backstop_us = c.full ? (int64_t)c.lim[0] * 1000000 : INT64_MAX / 4;
@@ -1878,11 +1866,10 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 int64_t least_us = 250; /* (a starved child is not stopped every few us) */
                 if (have_clock) {
                     int64_t used = read_us(cpu_clock);
-                    if (used >= 0)
-                        used -= base_us;
-                    if (used < 0 && read_us(cpu_clock) < 0) {
+                    if (used < 0) {
                         have_clock = 0; /* the wall limit and RLIMIT_CPU still hold */
                     } else {
+                        used -= base_us; /* (this test's CPU: from its handover) */
                         /* within a tick of the limit (10 ms: HZ=100 at worst) once the
                          * child has had the wall time to reach it: read it exactly */
                         if (used < cpu_limit_us && exact && used + 10000 >= cpu_limit_us &&
@@ -2015,7 +2002,6 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                     raise_step("empty scratch");
                     break;
                 }
-                (void)read(hs_r, fault, sizeof fault); /* (nothing: read at its first test) */
                 goto redo;
             }
         }
@@ -2119,7 +2105,6 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         if (kept_on) {
             /* the resident child waits for its next test: its files emptied and rewound
              * (they are the same open files as its fds 0-3, offsets included) */
-            rs.tests++;
             int kept = !unkept;
             for (int k = 0; k < 4 && kept; k++)
                 if (ftruncate(c.fds[k], 0) != 0 || lseek(c.fds[k], 0, SEEK_SET) < 0)

@@ -21,8 +21,8 @@ process. Process roles (see ``sandbox/confine.c``, "Theory of operation"):
 * **Z** confines itself first (sandbox uid, no capabilities, Landlock,
   PDEATHSIG), then compiles the program once, pre-imports the allowlisted
   modules it names (``PREIMPORT`` and the allowed packages' top level) and forks
-  one confined child **C** per TEST frame (for a function-call program, one resident
-  child that runs its tests in turn: ``serve_resident``). Z wipes every buffer that held a
+  one confined child **C** per TEST frame (or one resident child that runs the program's
+  tests in turn: ``serve_resident``). Z wipes every buffer that held a
   test's input, output or report before the next fork, and empties the scratch
   directory after every test. Expected outputs never reach the worker at all:
   the pool compares.
@@ -176,7 +176,7 @@ class Config:
         self.nproc = raw["nproc"]
         self.nofile = raw["nofile"]
         self.stack_mb = raw["stack_mb"]
-        self.resident = raw.get("resident", False)
+        self.resident = raw["resident"]
         self.pool_pid = raw["pool_pid"]
         self.expose_paths = raw["expose_paths"]
         #: {"procs": [paths], and a path for each role of CGROUP_FILES} or None
