@@ -37,7 +37,7 @@ async def measure(name: str, insts: list[Instance], source_of: str, workers: int
                   floor: float | None = None, probe: float | None = None) -> dict:
     tuned = {k: v for k, v in (("loop_floor", floor), ("loop_probe", probe)) if v is not None}
     config = SandboxConfig(workers=workers, **tuned)
-    rule = LoopRule(config.loop_factor, config.loop_floor, config.loop_probe)
+    rule = LoopRule(config.loop_factor, config.loop_floor, config.loop_probe, config.loop_floor_shared)
     programs = [(i, i.reference if source_of == "reference" else i.buggy) for i in insts]
     t0 = time.perf_counter()
     async with SandboxPool(config) as pool:

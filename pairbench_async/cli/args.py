@@ -86,10 +86,10 @@ def add_sandbox_choice(p: argparse.ArgumentParser) -> None:
 
 
 #: the SandboxConfig fields that decide verdicts past a test's own run: the loop rule, as
-#: ``--loop-factor``, ``--loop-floor`` and ``--loop-probe`` give it, and whether a program's
-#: call tests share a resident child (``--child-per-test`` turns it off); ``run`` records
-#: them with its options
-LOOP_RULE = ("loop_factor", "loop_floor", "loop_probe", "resident")
+#: ``--loop-factor``, ``--loop-floor``, ``--loop-floor-shared`` and ``--loop-probe`` give
+#: it, and whether a program's tests share a resident child (``--child-per-test`` turns it
+#: off); ``run`` records them with its options
+LOOP_RULE = ("loop_factor", "loop_floor", "loop_probe", "resident", "loop_floor_shared")
 
 
 def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
@@ -101,9 +101,12 @@ def add_loop_rule_flags(p: argparse.ArgumentParser, kept: str = "") -> None:
                    f"its own limit (default 10; 0: off, every test to its own limit){kept}")
     p.add_argument("--loop-floor", type=positive_float, default=None, metavar="S",
                    help="the loop rule's floor, seconds of CPU (default 0.002)")
+    p.add_argument("--loop-floor-shared", type=positive_float, default=None, metavar="S",
+                   help="the floor of a test that runs after another in a resident child, whose "
+                   "CPU has no fork in it; at most --loop-floor (default 0.0005)")
     p.add_argument("--loop-probe", type=positive_float, default=None, metavar="S",
                    help="the loop rule's probe, seconds of CPU: the limit of a test with ref_ms before "
-                   "any timeout of its program (default 0.1)")
+                   "any timeout of its program (default 0.05)")
     p.add_argument("--child-per-test", dest="resident", action="store_const", const=False, default=None,
                    help="run every test in a child process of its own; by default a program's "
                    "tests run one after another in one child, and a test that ran after another and "

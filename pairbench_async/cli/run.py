@@ -214,7 +214,8 @@ _GIVEN = {"candidates": ("candidate", "--candidate"), "feedback": ("feedback", "
           "baselines": ("baselines", "--baselines"),
           "limit": ("limit", "--limit"), "skip_invalid": ("skip_invalid", "--skip-invalid"),
           "loop_factor": ("loop_factor", "--loop-factor"), "loop_floor": ("loop_floor", "--loop-floor"),
-          "loop_probe": ("loop_probe", "--loop-probe"), "resident": ("resident", "--child-per-test")}
+          "loop_probe": ("loop_probe", "--loop-probe"), "resident": ("resident", "--child-per-test"),
+          "loop_floor_shared": ("loop_floor_shared", "--loop-floor-shared")}
 #: options that are not RunConfig fields
 _OPTIONS = ("limit", "skip_invalid", *LOOP_RULE)
 
@@ -250,6 +251,8 @@ def _settings(
     now = SandboxConfig()
     for key, value in (LEGACY_LOOP_RULE if args.resume else {k: getattr(now, k) for k in LOOP_RULE}).items():
         options.setdefault(key, value)
+    # a folder from before the shared floor was recorded ran every test under loop_floor
+    options.setdefault("loop_floor_shared", options["loop_floor"])
     return RunConfig(**config, concurrency=args.concurrency), grid, list(dataset), options
 
 

@@ -136,6 +136,8 @@ def merge_recorded(recorded: RecordedRun, given: Mapping[str, Any], *, where: st
     spelled = spelled or {}
     recorded_values: dict[str, Any] = {**RunConfig().params(), **_defaults(), **recorded.config,
                                        **recorded.options, "grid": recorded.grid}
+    # (not recorded before stop 31: every test ran under loop_floor)
+    recorded_values.setdefault("loop_floor_shared", recorded_values.get("loop_floor"))
     diffs = []
     grid = dict(recorded.grid)
     for key, value in given.items():

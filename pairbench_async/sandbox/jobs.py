@@ -31,18 +31,22 @@ ARGS = msgspec.json.Encoder()
 #: A TEST frame's payload starts with a ``wire.TEST_HEAD`` (sandbox/confine.c's struct
 #: test_head): job serial, the test's CPU and wall limits (ms), the loop rule's
 #: floor + factor x the reference's time (us, 0: unknown), its probe limit (us, 0: none),
-#: its floor (us) and factor (0: off), flags (``HEAD_START_TIGHT``: a test of the job
+#: its floor and its floor for a test after another in a resident child (us), and factor
+#: (0: off), flags (``HEAD_START_TIGHT``: a test of the job
 #: already timed out).
 _U32 = 2**31 - 1  # a C int on the way: ~24 days in ms
 _serials = itertools.count(1)
 
 
 class LoopRule(NamedTuple):
-    """The loop rule's parameters (SandboxConfig.loop_factor, loop_floor, loop_probe)."""
+    """The loop rule's parameters (SandboxConfig.loop_factor, loop_floor, loop_probe,
+    loop_floor_shared)."""
 
     factor: int = 10
     floor: float = 0.002
-    probe: float = 0.1
+    probe: float = 0.05
+    #: the floor of a test that runs after another in a resident child (at most ``floor``)
+    floor_shared: float = 0.0005
 
 
 #: What the loop rule allows a call test for the harness's decoding of its arguments and
@@ -71,28 +75,35 @@ def test_limits(test: Test, limits: Limits) -> tuple[float, float]:
     return cpu, wall
 
 
-def _ref_bound(ref_ms: float | None, rule: LoopRule, io: float = 0.0) -> float:
+def _floor(rule: LoopRule, shared: bool) -> float:
+    return min(rule.floor, rule.floor_shared) if shared else rule.floor
+
+
+def _ref_bound(ref_ms: float | None, rule: LoopRule, io: float = 0.0, shared: bool = False) -> float:
     """floor + factor x the reference's time + ``io``, the harness's time to decode and
     encode a call's arguments and expected value (:func:`io_allowance`; seconds; 0 when
     the reference's time is unknown). ``ref_ms`` is the program's own module and call
     (``work_ms``): the decoding of a call's input and encoding of its value are the
     harness's, the same for every program, so they are allowed for once, not ``factor``
-    times."""
+    times. ``shared``: the test runs after another in a resident child, whose time has no
+    fork or confinement in it (``floor_shared`` instead of ``floor``)."""
     if ref_ms is None:
         return 0.0
-    return rule.floor + rule.factor * ref_ms / 1000 + io
+    return _floor(rule, shared) + rule.factor * ref_ms / 1000 + io
 
 
 def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopRule,
-                io: float = 0.0) -> float:
+                io: float = 0.0, shared: bool = False) -> float:
     """The loop rule's CPU limit (seconds) of a test whose own limit is ``cpu``, once a
     test of the same call timed out: min(cpu, max(floor, floor + factor x ref, factor x
     the slowest test of the call that finished, that last term at most the probe where
-    ``ref`` is known)). The zygote applies it (confine.c); this is its statement in
-    Python, for the tests and the documentation."""
+    ``ref`` is known)), with ``floor_shared`` for ``floor`` in a test that runs after
+    another in a resident child (``shared``: its CPU is counted from its handover, with no
+    fork or confinement in it). The zygote applies it (confine.c); this is its statement
+    in Python, for the tests and the documentation."""
     if rule.factor <= 0:
         return cpu
-    return min(cpu, max(rule.floor, _ref_bound(ref_ms, rule, io),
+    return min(cpu, max(_floor(rule, shared), _ref_bound(ref_ms, rule, io, shared),
                         _own_term(ref_ms, slowest_ms, rule, io)))
 
 
@@ -177,6 +188,7 @@ class Job:
         own = [test_limits(t, limits) for t in self.tests]
         self.max_wall = max((wall for _, wall in own), default=limits.wall_seconds)
         floor_us = min(_U32 * 1000, max(0, math.ceil(rule.floor * 1e6)))
+        shared_floor_us = min(floor_us, max(0, math.ceil(rule.floor_shared * 1e6)))
         factor = max(0, int(rule.factor))
         #: each test's TEST head but its flags
         # (the harness's size allowance is encoded only for a test whose bound is used)
@@ -186,7 +198,7 @@ class Job:
             (self.serial, _ms(cpu), _ms(wall),
              _us(bound) if t.ref_ms is not None and factor else 0,
              _us(max(rule.probe, bound)) if t.ref_ms is not None and factor else 0,
-             floor_us, factor)
+             floor_us, shared_floor_us, factor)
             for t, (cpu, wall), bound in zip(self.tests, own, bounds, strict=True)]
         self.checker = checker
         self.trace = trace

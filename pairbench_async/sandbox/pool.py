@@ -264,8 +264,8 @@ class SandboxPool:
         Limits: a test's CPU limit is its ``time_limit`` when it has one, else
         ``limits.time_limit``; its wall limit ``limits.wall_limit``, else 3 x CPU + 1 s.
 
-        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``, ``loop_probe``;
-        ``jobs.probe_limit`` and ``jobs.tight_limit`` state it): a test whose
+        The loop rule (``SandboxConfig.loop_factor``, ``loop_floor``, ``loop_probe``,
+        ``loop_floor_shared``; ``jobs.probe_limit`` and ``jobs.tight_limit`` state it): a test whose
         reference time ``ref_ms`` is known (the importers measure it; ``pairbench run``
         measures the references it checks) runs under
 
@@ -278,18 +278,21 @@ class SandboxPool:
                                loop_factor x the slowest test of the call that finished))
 
         (with no ``ref_ms``, the first form is the test's own limit and the second
-        drops its middle term); at most 3 x that + 1 s of wall. "Later" is in each
+        drops its middle term), ``loop_floor_shared`` in place of ``loop_floor`` for a
+        test that runs after another in a resident child (its CPU counted from its
+        handover, no fork in it); at most 3 x that + 1 s of wall. "Later" is in each
         worker's order: the job's first chunk runs alone until its first result is in,
         then the other chunks are queued, starting under the rule if a test already
         timed out; a worker also applies it after a timeout of its own. So a program
-        that loops from its first test spends ``loop_probe`` (0.1 s) on it and
-        ``loop_floor`` + 10 x the reference's time on each other test, not its own
-        limit on each. A verdict differs from running every test to its own limit
+        that loops from its first test spends ``loop_probe`` (0.05 s) on it and
+        ``loop_floor_shared`` + 10 x the reference's time on each other test, not its own
+        limit on each (a resident child is interrupted at the limit, not killed: the
+        tests after it need no fork). A verdict differs from running every test to its own limit
         only for a test that the program would finish only beyond that bound: it is
         TLE instead. ``ref_ms`` is the reference's own CPU time (its module and call,
         without the ~1 ms fixed cost of a test, which ``loop_floor`` covers), so with
         ``loop_factor`` 10 that is a test needing more than 10 x its reference's time
-        (and, before any timeout of the call, more than 0.1 s). A test with no
+        (and, before any timeout of the call, more than 0.05 s). A test with no
         ``ref_ms`` runs to its own limit until a test of its call timed out.
         ``loop_factor=0`` runs every test to its own limit, and so does a traced call
         (``trace=True``: sys.settrace makes a program several times slower than the
@@ -324,7 +327,7 @@ class SandboxPool:
             # than the untraced one its ref_ms measured: it runs to its own limits.
             job = Job(program, tests, limits, checker, trace,
                       LoopRule(0 if trace else self.config.loop_factor, self.config.loop_floor,
-                               self.config.loop_probe))
+                               self.config.loop_probe, self.config.loop_floor_shared))
             # Spread a job over the workers that are idle now; with none idle (other jobs
             # queued), keep it whole: one zygote per program instead of one per worker
             # (a load and a compile each), and a looping program's first timeout

@@ -76,16 +76,19 @@ IMPORT_NAME = opmap["IMPORT_NAME"]
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
 OP_LOAD = OP_TEST = OP_END = OP_QUIT = OP_READY = OP_LOADED = OP_RESULT = OP_ZDIED = OP_FATAL = -1
 HEADER = ZDIED = None
+SIG_INTERRUPT = 0
 
 
 def adopt_wire(native):
     """The ops and frame formats of the loaded native module, as this script's names."""
     global OP_LOAD, OP_TEST, OP_END, OP_QUIT, OP_READY, OP_LOADED, OP_RESULT, OP_ZDIED, OP_FATAL, HEADER, ZDIED
+    global SIG_INTERRUPT
     OP_LOAD, OP_TEST, OP_END, OP_QUIT = native.OP_LOAD, native.OP_TEST, native.OP_END, native.OP_QUIT
     OP_READY, OP_LOADED, OP_RESULT = native.OP_READY, native.OP_LOADED, native.OP_RESULT
     OP_ZDIED, OP_FATAL = native.OP_ZDIED, native.OP_FATAL
     HEADER = struct.Struct(native.FRAME_HEADER_FORMAT)
     ZDIED = struct.Struct(native.ZDIED_FORMAT)
+    SIG_INTERRUPT = native.SIG_INTERRUPT
 
 
 STDERR_TAIL = 4096
@@ -617,7 +620,36 @@ def _work(report, start, start_all):
     report["work_us"] = int((work_all if work_all > work + 0.01 else work) * 1e6)
 
 
-def execute(prog):
+class CpuLimit(BaseException):
+    """The zygote's SIG_INTERRUPT at a resident child's test's CPU limit (confine.c,
+    "Interrupt"), raised in the program's code: the test is a CPU timeout already, and
+    the child unwinds it and takes the next test instead of being killed."""
+
+
+class Gate:
+    """SIG_INTERRUPT's handler in a resident child: raises :class:`CpuLimit` while the
+    program's own code runs (``armed``), and only then; in the harness's code (reading
+    the input, encoding the value, writing the report) the signal is let pass, and the
+    test, a timeout either way, ends as it would have."""
+
+    __slots__ = ("armed",)
+
+    def __init__(self):
+        self.armed = False
+
+    def __call__(self, signum, frame):
+        if self.armed:
+            self.armed = False
+            raise CpuLimit
+
+    def install(self):
+        """This handler for SIG_INTERRUPT, unblocked (a test may have changed either)."""
+        if signal.getsignal(SIG_INTERRUPT) is not self:
+            signal.signal(SIG_INTERRUPT, self)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (SIG_INTERRUPT,))
+
+
+def execute(prog, gate=None):
     # The program's own CPU time (``work_us``, what a reference's ``ref_ms`` is): its
     # module and its call, not the harness around them (the test's fixed cost, and the
     # decoding of a call's arguments and encoding of its value, which the loop rule
@@ -660,15 +692,21 @@ def execute(prog):
         start_all = _clock_gettime(_PROCESS_CLOCK)
         start = _clock_gettime(_CPU_CLOCK)
         try:
+            if gate is not None:
+                gate.armed = True
             exec(prog.code, g)
             if prog.kind == "call":
                 fn = g.get(prog.entry)
                 if not callable(fn):
                     raise NameError(f"entry point {prog.entry!r} is not defined")
                 value = fn(*args, **kwargs)
+                if gate is not None:
+                    gate.armed = False
                 _work(report, start, start_all)
                 report["value"] = normalise(value)
         finally:
+            if gate is not None:
+                gate.armed = False
             if "work_us" not in report:
                 _work(report, start, start_all)
             if trace is not None:
@@ -687,6 +725,10 @@ def execute(prog):
             status = 1
         if status:
             report["exc"] = "SystemExit"
+    except CpuLimit:
+        # the zygote's interrupt at the CPU limit: a timeout, which the zygote reports
+        # (FLAG_CPU_TIMEOUT); the child is whole and takes the next test
+        report["exc"] = "CpuLimit"
     except BaseException as exc:
         report["exc"] = exception_name(exc)
         # numpy's _ArrayMemoryError is a MemoryError; a refused mmap is an ENOMEM OSError
@@ -740,6 +782,9 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     """The zygote: join the worker's cgroups, confine itself, then read, compile and
     serve one program."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's handler is not ours
+    # a short time slice: its wake-ups at a test's CPU limit preempt the test (the
+    # zygote's children get the default slice back at their fork)
+    confine.timekeeper()
     statm_fd = _high_fd(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
     if cgroup is not None:
         # The program's processes (this zygote, its children, their threads) in
@@ -795,6 +840,12 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     else:
         preimport(module_names(prog.code), cfg.allowed_packages)
         resource.setrlimit(resource.RLIMIT_NPROC, nproc)
+        # Everything the zygote holds now (the harness, the pre-imported modules, the
+        # compiled program) lives as long as it: frozen, the collector of a child never
+        # walks it. A full collection over it costs ~3 ms, which a test would be charged
+        # for when its allocations happen to trigger one (in a resident child, every few
+        # interrupted tests: their tracebacks are cycles).
+        gc.freeze()
         send(fout, OP_LOADED, b"\x00")
 
     if prog.code is None:  # compile error: the pool sends no tests, only END
@@ -906,8 +957,10 @@ def serve_resident(prog):
     not end cleanly, or 0 when the zygote closes fd 4. A test that leaves a thread
     running ends the child: its thread would run into the next test."""
     before = Interpreter()
+    gate = Gate()
+    gate.install()
     while True:
-        status = execute(prog)
+        status = execute(prog, gate)
         if status != 0 or _thread._count():
             return status
         try:
@@ -915,6 +968,7 @@ def serve_resident(prog):
             if os.read(4, 1) != b"g":
                 return 0
             before.restore()
+            gate.install()
         except BaseException:  # the program broke what this needs: end with its last test
             return status
 

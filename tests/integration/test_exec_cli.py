@@ -93,18 +93,26 @@ def test_a_test_cut_short_by_the_loop_rule_is_said_so(tmp_path: Path) -> None:
 
 def test_the_loop_floor_and_probe_are_settable(tmp_path: Path) -> None:
     """--loop-floor sets the bound of a test after a timeout when no test of the program has
-    finished yet (max(floor, 10 x the slowest finished)); --loop-probe the limit before any
-    timeout of a test with ref_ms."""
+    finished yet (max(floor, 10 x the slowest finished)), --loop-floor-shared that of a test
+    after another in a resident child; --loop-probe the limit before any timeout of a test
+    with ref_ms."""
     prog = tmp_path / "loop.py"
     prog.write_text("while True:\n    pass\n")
     tests = tmp_path / "t.jsonl"
     tests.write_text("".join(json.dumps({"id": str(i), "input": "", "output": "", "ref_ms": 0.01}) + "\n"
                              for i in range(1, 4)))
     got = run(str(prog), "--tests", str(tests), "--time-limit", "2", "--workers", "1",
-              "--loop-probe", "0.05", "--loop-floor", "0.03")
+              "--loop-probe", "0.07", "--loop-floor", "0.03", "--child-per-test")
     assert got.returncode == 0, got.stderr
     rows = [json.loads(x) for x in got.stdout.splitlines()]
     assert [r["verdict"] for r in rows] == ["TLE"] * 3
-    assert 45 <= rows[0]["cpu_ms"] < 90  # the probe, 50 ms, not the 0.1 s default nor 2 s
+    assert 65 <= rows[0]["cpu_ms"] < 110  # the probe, 70 ms, not the 0.05 s default nor 2 s
     assert all(28 <= r["cpu_ms"] < 60 for r in rows[1:])  # floor 30 ms (+ 10 x 0.01 ms)
+    # in one resident child (the default), the tests after its first have --loop-floor-shared
+    got = run(str(prog), "--tests", str(tests), "--time-limit", "2", "--workers", "1",
+              "--loop-probe", "0.07", "--loop-floor", "0.03", "--loop-floor-shared", "0.015")
+    rows = [json.loads(x) for x in got.stdout.splitlines()]
+    assert [r["verdict"] for r in rows] == ["TLE"] * 3
+    assert all(14 <= r["cpu_ms"] < 28 for r in rows[1:]), rows  # 15 ms (+ 10 x 0.01 ms)
     assert run(str(prog), "--tests", str(tests), "--loop-floor", "0").returncode == 2
+    assert run(str(prog), "--tests", str(tests), "--loop-floor-shared", "0").returncode == 2

@@ -82,3 +82,21 @@ def test_a_child_per_test_is_recorded_and_a_folder_from_before_keeps_it(tmp_path
     (old / "manifest.json").write_text(json.dumps(manifest))
     assert _run(old, "--resume").returncode == 0
     assert "resident" not in _options(old)
+
+
+def test_the_shared_floor_is_recorded_and_a_folder_from_before_keeps_the_floor(tmp_path: Path) -> None:
+    """``loop_floor_shared`` (stop 31) is recorded; a folder from before it ran every test,
+    a resident child's too, under ``loop_floor``, so that is what it resumes with."""
+    out = tmp_path / "run"
+    assert _run(out).returncode == 0
+    assert _options(out)["loop_floor_shared"] == SandboxConfig().loop_floor_shared
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["options"]["loop_floor_shared"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    refused = _run(out, "--resume", "--loop-floor-shared", str(SandboxConfig().loop_floor_shared))
+    assert refused.returncode == 2
+    assert f"--loop-floor-shared: the run has {manifest['options']['loop_floor']}" in refused.stderr
+    assert _run(out, "--resume").returncode == 0
+    assert "loop_floor_shared" not in _options(out)  # the folder still reads as before
+    kept = _run(out, "--resume", "--loop-floor-shared", str(manifest["options"]["loop_floor"]))
+    assert kept.returncode == 0, kept.stderr

@@ -81,6 +81,29 @@ def test_probe_limit(cpu: float, ref_ms: float | None, slowest_ms: float, limit:
     assert probe_limit(cpu, ref_ms, slowest_ms, RULE) == pytest.approx(limit)
 
 
+SHARED = LoopRule(factor=10, floor=0.05, probe=0.1, floor_shared=0.01)
+
+
+@pytest.mark.parametrize(("cpu", "ref_ms", "slowest_ms", "limit"), [
+    (1.0, 1.0, 0.0, 0.02),     # floor_shared + 10 x 1 ms (a lone child's: 0.06)
+    (1.0, 20.0, 0.0, 0.21),    # floor_shared + 10 x the reference
+    (1.0, 1.0, 8.0, 0.08),     # 10 x the program's own slowest finished test, as alone
+    (1.0, None, 2.0, 0.02),    # no reference: 10 x its own slowest ...
+    (1.0, None, 0.5, 0.01),    # ... or floor_shared
+    (0.015, 1.0, 0.0, 0.015),  # never above the test's own limit
+])
+def test_tight_limit_after_another_test_in_a_resident_child(cpu: float, ref_ms: float | None,
+                                                           slowest_ms: float, limit: float) -> None:
+    assert tight_limit(cpu, ref_ms, slowest_ms, SHARED, shared=True) == pytest.approx(limit)
+    # a lone child's test (or a resident child's first) keeps the floor
+    assert tight_limit(cpu, ref_ms, slowest_ms, SHARED) >= limit
+
+
+def test_floor_shared_is_at_most_the_floor() -> None:
+    rule = LoopRule(factor=10, floor=0.002, probe=0.1, floor_shared=0.01)
+    assert tight_limit(1.0, None, 0.0, rule, shared=True) == pytest.approx(0.002)
+
+
 def test_the_loop_rule_off() -> None:
     assert tight_limit(1.0, 1.0, 0.0, LoopRule(factor=0)) == 1.0
     assert probe_limit(1.0, 1.0, 0.0, LoopRule(factor=0)) == 1.0
@@ -88,7 +111,8 @@ def test_the_loop_rule_off() -> None:
 
 def test_the_heads_carry_the_rule() -> None:
     """What a TEST head tells the zygote: floor + 10 x ref and the probe, in us (0: no
-    reference time), the floor (us) and the factor."""
+    reference time), the floor and the floor of a test after another in a resident child
+    (us), and the factor."""
     tests = [Test(id="1", input="", ref_ms=2.0), Test(id="2", input="")]
 
     async def heads() -> list[tuple[int, ...]]:
@@ -96,13 +120,14 @@ def test_the_heads_carry_the_rule() -> None:
                   LoopRule(factor=10, floor=0.005, probe=0.1))
         return [h[1:] for h in job.heads]
 
-    assert asyncio.run(heads()) == [(1000, 4000, 25000, 100000, 5000, 10), (1000, 4000, 0, 0, 5000, 10)]
+    assert asyncio.run(heads()) == [(1000, 4000, 25000, 100000, 5000, 500, 10),
+                                    (1000, 4000, 0, 0, 5000, 500, 10)]
 
 
 def test_test_head_layout() -> None:
     """The head confine.c's struct test_head reads: 4 uint32 (serial, CPU and wall limits
-    in ms, factor), the rule's 3 bounds as uint64 in us, and one flag byte."""
-    assert TEST_HEAD.size == 41
+    in ms, factor), the rule's 4 bounds as uint64 in us, and one flag byte."""
+    assert TEST_HEAD.size == 49
 
 
 def test_a_tests_own_limits_are_checked() -> None:
