@@ -67,7 +67,9 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
                r"unless)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
-               r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
+               # ("X are not words" classifies; "are not the words the problem defines" compares two sets, the
+               # program's and the problem's, and states no rule: revision 13)
+               r"\b(?:is|are)\s+not\s+(?:a\s+|an\s+)?(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
     # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
     _CLASSIFIED := re.compile(r"(?<!\bcount\s)(?<!\bcounter\s)(?<!\bindex\s)(?<!\bsearch\s)"
@@ -241,11 +243,24 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
-                      and not _guessed_multiplicity(hint, m)), None)
+                      and not _guessed_multiplicity(hint, m)
+                      and not _problem_in_relative(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
     return []
+
+
+#: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative
+#: clause names one of its things (the words it defines) and states no rule of it
+_CITED: Final = re.compile(r"the\s+(?:problem|statement|task)\s", re.I)
+_RELATIVE_HEAD: Final = re.compile(r"(?:\b(?:the|a|an|those|these|its|their|every|each)\s+[\w-]+\s+(?:that\s+|which\s+)?"
+                                   r"|\bwhat\s+)$", re.I)
+
+
+def _problem_in_relative(hint: str, found: re.Match[str]) -> bool:
+    """Whether a citation of the problem ("the problem defines") is a relative clause after a noun."""
+    return bool(_CITED.match(found.group()) and _RELATIVE_HEAD.search(hint, 0, found.start()))
 
 
 def _show(text: str) -> str:

@@ -87,7 +87,9 @@ WORD: Final = re.compile(r"\w+")
 # --------------------------------------------------------------------------- code
 
 _FENCE: Final = re.compile(r"```|~~~")
-_CODE_SPAN: Final = re.compile(r"`[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
+#: revision 13: a span with operators or brackets and a name ("`a[i] <= x`"); one of literals and
+#: operators only is an example input ("`7 -2 /`", data) or an operator of the problem quoted ("`//`")
+_CODE_SPAN: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
 _STATEMENT_LINE: Final = re.compile(
     r"^(?:(?:def|class)\s+\w+\s*[(:]"
     r"|(?:for|while|if|elif|with|except)\b[^\n]*:$"
@@ -369,6 +371,29 @@ def _of_data(hint: str, found: re.Match[str]) -> bool:
     return False
 
 
+#: revision 13: what a value placed by a position word turns out to be ("the value left on the stack after a
+#: division is one lower than it should be"): an observation of the symptom's value, not a place to look (a
+#: quantity compared; "the length check before appending is wrong" still blames a construct)
+_OBSERVED: Final = re.compile(
+    r"[^.;!?]*?\b(?:is|are|was|were|ends?\s+up|comes?\s+out|turns?\s+out)\s+(?:(?:already|always|sometimes|then|"
+    r"still|often)\s+)?(?:off\s+by\b|(?:one|\d+|much|slightly|far|a\s+bit|a\s+little)?\s*"
+    r"(?:lower|higher|smaller|larger|bigger|less|more|greater|fewer|shorter|longer)\s+than\s+(?:it|they|expected|"
+    r"the\s+expected)|too\s+(?:high|low|large|small|big|long|short))", re.IGNORECASE)
+
+
+def _observed_value(hint: str, placed: str) -> bool:
+    """Whether the sentence holding ``placed`` says, after it, what its value is (revision 13), and
+    points at nothing: no pointing verb ("look at", "inspect", "suspect") in the sentence."""
+    at = hint.find(placed)
+    if at < 0:
+        return False
+    start = max((m.end() for m in SENTENCES.finditer(hint, 0, at)), default=0)
+    stop = SENTENCES.search(hint, at + len(placed))
+    sentence = hint[start: stop.start() if stop else len(hint)]
+    return bool(_OBSERVED.match(hint, at + len(placed), stop.start() if stop else len(hint))
+                and not _POINTED_RE.search(sentence))
+
+
 def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
@@ -388,7 +413,7 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         reasons.append(f"location: refers to program structure {found.group()!r}")
     else:
         placed = _structural_location(hint)
-        if placed:
+        if placed and not _observed_value(hint, placed):
             reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 

@@ -232,6 +232,12 @@ _INPUT_SUBJECT: Final = re.compile(
 )
 
 
+#: revision 13: "reports two versions as equal when they are not": a condition whose predicate is elided
+#: denies what the main clause says of the output (the symptom); it names no property of the input
+_ELLIPTICAL: Final = re.compile(r"\s*(?:it|they|these|those|this|that|both|neither|either)\s+(?:is|are|was|were|"
+                                r"do|does|did|has|have|had|should|would|could|can|must)(?:\s*n't|\s+not)?\s*", re.I)
+
+
 #: a condition clause placed in the input: "once the minutes in the input add up to more than an hour"
 _IN_INPUT: Final = re.compile(r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{0,60}?"
                               r"\b(?:in|of)\s+the\s+input\b[^,.;:!?]*)", re.I)
@@ -286,6 +292,8 @@ def input_pattern_reasons(hint: str) -> list[str]:
                     "(reserved for L2 and above)"]
     for found in _CONDITION.finditer(hint):
         clause = found.group("clause")
+        if _ELLIPTICAL.fullmatch(clause):
+            continue
         if (_INPUT_SUBJECT.search(clause) and not _ABOUT_PROGRAM.search(clause)
                 and not OUTPUT_CUE.search(clause) and not TOO.search(clause)):
             return [f"input_pattern: a condition on the input {_show(found.group())} "
