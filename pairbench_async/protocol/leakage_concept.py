@@ -221,6 +221,25 @@ def _conceded(hint: str, found: re.Match[str]) -> bool:
     return bool(conceded) and bool(state_reasons(before[: conceded.start()]) or _DOES.search(before[: conceded.start()]))
 
 
+#: revision 13, the mirror of a concession: a norm and then, in its sentence, what happens instead ("the balance
+#: should stay the same, but it drops", "each snapshot must be its own dict, but all of them share one"): the
+#: expected behaviour set against the observed one is the symptom, not the reasoning
+_BUT: Final = re.compile(r"(?:,|;)?\s+(?:but|yet|whereas|while|instead)\s+|;\s+(?:here|instead|in\s+fact)\b", re.I)
+_OBSERVER: Final = re.compile(r"\s*(?:(?:it|they|he|she)\b|(?:the|this|your)\s+(?:program|function|code|solution)\b|"
+                              r"(?:all|both|each|some|none|one|two)\s+of\s+them\b|(?:here|instead|in\s+fact)\b)", re.I)
+
+#: "..., but it may share values": a modal in the contrast keeps it a statement of the rule
+_MODAL: Final = re.compile(r"\b(?:may|might|can|could|must|should|needs?\s+to|has\s+to|have\s+to|ought)\b", re.I)
+
+
+def _set_against(hint: str, found: re.Match[str]) -> bool:
+    """Whether a norm's sentence goes on with a contrast whose clause tells what the program or its data does."""
+    stop = re.search(r"[.!?\n]", hint[found.end():])
+    rest = hint[found.end(): found.end() + stop.start()] if stop else hint[found.end():]
+    return any((_OBSERVER.match(rest, b.end()) or b.group().strip(",; ").lower() in ("here", "in fact"))
+               and not _MODAL.search(rest, b.end()) for b in _BUT.finditer(rest))
+
+
 #: the program's or its data's doing, told in the present: "the receiving account's balance still changes"
 _DOES: Final = re.compile(r"\b(?:still|also|wrongly|incorrectly|nevertheless)\s+[a-z]+s\b|\b(?:program|solution|code|"
                           r"function|it)\s+(?:still\s+|also\s+)?[a-z]+s\b", re.I)
@@ -243,6 +262,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
+                      and not (pattern is _NORM and _set_against(hint, m))
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)), None)
         if found:
