@@ -54,6 +54,8 @@ _CONCEPT_PATTERNS: Final = (
                r"\bthe\s+(?:problem|statement|task)\s+(?:requires|expects|guarantees|defines|states|says)\b|"
                r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
                r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b"
+               # an identity's domain of validity: "product over gcd equals the lcm only for two numbers" (revision 13)
+               r"|\bequals?\s+(?:the\s+)?[a-z]+\s+only\s+(?:for|when|if)\b"
                r"(?!\s+(?:some|a\s+few|certain|most|many|the|these)?\s*(?:of\s+the\s+)?(?:hidden\s+)?tests?\b)",
                re.I),
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."

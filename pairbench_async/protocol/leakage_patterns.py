@@ -189,6 +189,13 @@ _ENGLISH_SHORT: Final = frozenset(
     "old one our out own put say see set she the too two use was way who why yes yet you add "
     "sum max min big low top key row ten six sub per via".split()
 )
+#: revision 13: short program names that are also words of prose or of mathematics ("one day earlier", "the
+#: gcd is 2"): written bare, unquoted and uncued, they name the domain's thing, not the program's identifier
+_PROSE_SHORT: Final = frozenset(
+    "day age bag box car cat cup dog egg fee gap hit job lap leg lot map net pay pen pin pot ray run sea sky sun "
+    "tax tea tie tip toy war web win arc area bus cap cell coin fan gas ice ink lid oil pie rug tag van gcd lcm "
+    "mod log exp sin cos tan avg mid".split()
+)
 _RESERVED: Final = (
     frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 )
@@ -406,7 +413,7 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         cued = re.search(
             rf"\b{escaped}\s+(?:{_CUES})\b|\b(?:{_CUES})\s+{escaped}\b", hint, re.IGNORECASE
         )
-        if codey or len(name) <= 3 or marked or cued:
+        if codey or (len(name) <= 3 and name.lower() not in _PROSE_SHORT) or marked or cued:
             reasons.append(f"location: names the program's identifier {name!r}")
     found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)), None)
     if found:
