@@ -230,6 +230,13 @@ _BUT: Final = re.compile(r"(?:,|;)?\s+(?:but|yet|whereas|while|instead)\s+|;\s+(
 _OBSERVER: Final = re.compile(r"\s*(?:(?:it|they|he|she)\b|(?:the|this|your)\s+(?:program|function|code|solution)\b|"
                               r"(?:all|both|each|some|none|one|two)\s+of\s+them\b|(?:here|instead|in\s+fact)\b)", re.I)
 
+#: revision 13: what a value the program computes can be ("the computed extents of the intersection can be
+#: negative") is its state, an observation (L3), not the problem's law ("the answer can be negative")
+_POSSIBLE: Final = re.compile(r"can\s+be\s+(?:negative|zero|empty)", re.I)
+_COMPUTED_SUBJECT: Final = re.compile(r"\b(?:computed|calculated|intermediate|running|stored|accumulated|your|"
+                                      r"program's|solution's|code's)\b[^,.;:!?]*$", re.I)
+
+
 #: "..., but it may share values": a modal in the contrast keeps it a statement of the rule
 _MODAL: Final = re.compile(r"\b(?:may|might|can|could|must|should|needs?\s+to|has\s+to|have\s+to|ought)\b", re.I)
 
@@ -265,6 +272,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
                       and not (pattern is _NORM and _set_against(hint, m))
+                      and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)), None)
         if found:
