@@ -270,7 +270,18 @@ def _in_output(hint: str, end: int) -> bool:
                           r"reported|listed|shown|output)\b", rest[: stop.start()] if stop else rest, re.I))
 
 
+#: revision 13: "answers NO for a number that is a perfect square, or YES for one that is not": a class named
+#: with its complement covers every input (the problem's own yes/no criterion), and picks none out
+_COMPLEMENT: Final = re.compile(r"\bor\b[^.;!?]{0,40}?\b(?:one|ones|those|the\s+others?)\s+(?:that|which|who)\s+"
+                                r"(?:is|are|does|do|has|have)(?:n't|\s+not)\b", re.I)
+
+
 def input_pattern_reasons(hint: str) -> list[str]:
+    """``input_pattern`` reasons (below L2): a class of inputs picked out, unless named with its complement."""
+    return [] if _COMPLEMENT.search(hint) else _input_pattern_reasons(hint)
+
+
+def _input_pattern_reasons(hint: str) -> list[str]:
     # "how your solution handles meetings that share an endpoint": inputs picked out by what they hold
     found = _HANDLED.search(hint)
     if found and not OUTPUT_CUE.search(found.group("clause")):
