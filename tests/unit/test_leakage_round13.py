@@ -136,5 +136,6 @@ def test_testing_the_program_on_an_input_is_an_experiment_not_a_change() -> None
 
 
 def test_a_class_named_with_its_complement_picks_no_input_out() -> None:
-    assert "input_pattern" not in bare("The program answers NO for a ticket that is late, or YES for one that is not.", 1)
-    assert "input_pattern" in bare("The program answers NO for a ticket that is late.", 1)
+    assert "input_pattern" not in bare("The program answers NO for a number that is negative, or YES for one that is "
+                                       "not.", 1)
+    assert "input_pattern" in bare("The program answers NO for a number that is negative.", 1)
