@@ -3,7 +3,11 @@ for L5 (seed 000, Table II: "the missing invariant, condition, or reasoning need
 the scenario"). Its classes, revision by revision, are listed with the other middle rows in
 :mod:`.leakage_reveals`, whose symptom cues (a feature of the output, a deviation from the
 expected output) and state rule it reuses: a contrast about the output or the program's state
-is not a rule. Reads the hint only. Pure: no I/O.
+is not a rule. Revision 13: the problem cited in a relative clause ("the words the problem defines"),
+two sets compared ("are not the words ..."), a norm set against what happens instead in its own sentence
+("should stay the same, but it drops"; no modal in the contrast) and what a computed value can be ("the
+computed extents can be negative") state no rule; an identity's domain of validity ("equals the lcm only for
+two numbers") does. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

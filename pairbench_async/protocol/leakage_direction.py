@@ -3,7 +3,9 @@ for L6 (seed 000, Table II: L6 gives "the concrete repair direction"). Recognise
 construction (:mod:`.leakage_grammar`): an imperative, a request or a modal addressed to the
 programmer whose verb does not merely point (look, compare, trace ...), or a passive asking for a
 change ("should be reset"); the classes, revision by revision, are listed with the code and
-location rules in :mod:`.leakage_patterns`. Reads the hint only. Pure: no I/O.
+location rules in :mod:`.leakage_patterns`. Revision 13: testing the program itself on some input ("Test it
+with an expression whose quotient is negative") is an experiment, not a change, unless what it is fed is a
+changed part of the program ("Test it with the loop reversed"). Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

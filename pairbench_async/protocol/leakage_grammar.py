@@ -19,7 +19,8 @@ small closed class too. So a direction is recognised by construction:
 An input pattern is recognised by construction too: a plural noun qualified by an example list
 ("numerals such as IV, IX", "islands shaped like a U") or a relative clause over the plural noun
 that opens a sentence ("Strings that open brackets and never close them ..."), unless the
-clause is about the program or its output. Pure: no I/O.
+clause is about the program or its output, or (revision 13) its predicate is the output's verdict on
+the input ("passwords that should be reported as WEAK"). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -65,6 +65,12 @@ verbs that also ask for a change in some frames ("check for", "print the count")
 special cases. A parenthetical between commas ("the first column, read from bottom to top, becomes")
 opens no instruction, nor does a call written out ("print(f...)").
 
+Revision 13 (precision on unseen hints, by class): an inline code span of literals and operators only
+("`7 -2 /`", "`//`") is an example input or the problem's operator, not code; a value placed by a position
+word and then compared in quantity ("the value left on the stack after a division is one lower than it
+should be") is an observation, not a location, unless the sentence points; a bare program name of up to
+three letters that is a word of prose or mathematics ("day", "gcd"), unquoted and uncued, is the domain's.
+
 Pure: no I/O.
 """
 

@@ -65,6 +65,10 @@ rule of ``state`` not for a cause that is a classification or a multiplicity; a 
 subject is the program or a part of it, and a norm whose subject is a concrete part of the code, no
 ``concept``.
 
+Revision 13: an input pattern needs a property of the input, not of the output: an elliptical condition
+("reports two versions as equal when they are not") denies what the main clause says of the output, and a
+class named with its complement ("NO for a perfect square, or YES for one that is not") picks none out.
+
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
