@@ -17,7 +17,10 @@ are :mod:`.leakage_grammar`'s (revision 9), and the state and input-pattern clas
 revision 11 narrowed the rules for precision on unseen hints (the candidate's statement cited as a place, a
 test's input written as a call, an obligation or a way of seeing laid on the problem's things); revision 12
 read the candidate's code structurally (a fragment of it the reference does not add names a place, never
-code), examples of input as data, and a modal stating what must hold as L5's invariant; their
+code), examples of input as data, and a modal stating what must hold as L5's invariant; revision 13 narrowed
+each rule to what its boundary reserves where revisions 9-11 had erred on sets they had not seen (a span
+of literals and operators is data, a condition on the output or a verdict is no input pattern, a value
+compared in quantity is no location, a norm set against what happens is the symptom); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.

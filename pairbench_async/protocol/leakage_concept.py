@@ -3,7 +3,11 @@ for L5 (seed 000, Table II: "the missing invariant, condition, or reasoning need
 the scenario"). Its classes, revision by revision, are listed with the other middle rows in
 :mod:`.leakage_reveals`, whose symptom cues (a feature of the output, a deviation from the
 expected output) and state rule it reuses: a contrast about the output or the program's state
-is not a rule. Reads the hint only. Pure: no I/O.
+is not a rule. Revision 13: the problem cited in a relative clause ("the words the problem defines"),
+two sets compared ("are not the words ..."), a norm set against what happens instead in its own sentence
+("should stay the same, but it drops"; no modal in the contrast) and what a computed value can be ("the
+computed extents can be negative") state no rule; an identity's domain of validity ("equals the lcm only for
+two numbers") does. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ _CONCEPT_PATTERNS: Final = (
                r"\bthe\s+(?:problem|statement|task)\s+(?:requires|expects|guarantees|defines|states|says)\b|"
                r"\baccording\s+to\s+the\s+(?:problem|statement|task)\b|"
                r"\bdoes\s+not\s+(?:commute|hold|distribute)\b|\bonly\s+(?:holds|works|applies)\s+(?:when|if|for)\b"
+               # an identity's domain of validity: "product over gcd equals the lcm only for two numbers" (revision 13)
+               r"|\bequals?\s+(?:the\s+)?[a-z]+\s+only\s+(?:for|when|if)\b"
                r"(?!\s+(?:some|a\s+few|certain|most|many|the|these)?\s*(?:of\s+the\s+)?(?:hidden\s+)?tests?\b)",
                re.I),
     # "order matters", "the sign plays no role", "works in both directions", "never checks that ..."
@@ -67,7 +73,9 @@ _CONCEPT_PATTERNS: Final = (
                r"\b(?:is|are)\s+(?!wrong|incorrect|correct|right|off|printed|reported|too)(?:[\w-]+\s+){1,3}?(?:only\s+(?:if|when)|"
                r"unless)\b|"
                r"\b(?:never|does\s+not|doesn't|fails\s+to)\s+(?:check|verify|ensure|test)s?\s+(?:that|whether)\b|"
-               r"\b(?:is|are)\s+not\s+(?:a|an|the)?\s*(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
+               # ("X are not words" classifies; "are not the words the problem defines" compares two sets, the
+               # program's and the problem's, and states no rule: revision 13)
+               r"\b(?:is|are)\s+not\s+(?:a\s+|an\s+)?(?:words?|values?|elements?|numbers?|candidates?)\b", re.I),
     # a classification: "you count them as overlapping", "regarded as valid" (not the program's own
     # doing, told positively: "the table treats the missing neighbour as ..." describes, L3)
     _CLASSIFIED := re.compile(r"(?<!\bcount\s)(?<!\bcounter\s)(?<!\bindex\s)(?<!\bsearch\s)"
@@ -219,6 +227,32 @@ def _conceded(hint: str, found: re.Match[str]) -> bool:
     return bool(conceded) and bool(state_reasons(before[: conceded.start()]) or _DOES.search(before[: conceded.start()]))
 
 
+#: revision 13, the mirror of a concession: a norm and then, in its sentence, what happens instead ("the balance
+#: should stay the same, but it drops", "each snapshot must be its own dict, but all of them share one"): the
+#: expected behaviour set against the observed one is the symptom, not the reasoning
+_BUT: Final = re.compile(r"(?:,|;)?\s+(?:but|yet|whereas|while|instead)\s+|;\s+(?:here|instead|in\s+fact)\b", re.I)
+_OBSERVER: Final = re.compile(r"\s*(?:(?:it|they|he|she)\b|(?:the|this|your)\s+(?:program|function|code|solution)\b|"
+                              r"(?:all|both|each|some|none|one|two)\s+of\s+them\b|(?:here|instead|in\s+fact)\b)", re.I)
+
+#: revision 13: what a value the program computes can be ("the computed extents of the intersection can be
+#: negative") is its state, an observation (L3), not the problem's law ("the answer can be negative")
+_POSSIBLE: Final = re.compile(r"can\s+be\s+(?:negative|zero|empty)", re.I)
+_COMPUTED_SUBJECT: Final = re.compile(r"\b(?:computed|calculated|intermediate|running|stored|accumulated|your|"
+                                      r"program's|solution's|code's)\b[^,.;:!?]*$", re.I)
+
+
+#: "..., but it may share values": a modal in the contrast keeps it a statement of the rule
+_MODAL: Final = re.compile(r"\b(?:may|might|can|could|must|should|needs?\s+to|has\s+to|have\s+to|ought)\b", re.I)
+
+
+def _set_against(hint: str, found: re.Match[str]) -> bool:
+    """Whether a norm's sentence goes on with a contrast whose clause tells what the program or its data does."""
+    stop = re.search(r"[.!?\n]", hint[found.end():])
+    rest = hint[found.end(): found.end() + stop.start()] if stop else hint[found.end():]
+    return any((_OBSERVER.match(rest, b.end()) or b.group().strip(",; ").lower() in ("here", "in fact"))
+               and not _MODAL.search(rest, b.end()) for b in _BUT.finditer(rest))
+
+
 #: the program's or its data's doing, told in the present: "the receiving account's balance still changes"
 _DOES: Final = re.compile(r"\b(?:still|also|wrongly|incorrectly|nevertheless)\s+[a-z]+s\b|\b(?:program|solution|code|"
                           r"function|it)\s+(?:still\s+|also\s+)?[a-z]+s\b", re.I)
@@ -241,11 +275,26 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
-                      and not _guessed_multiplicity(hint, m)), None)
+                      and not (pattern is _NORM and _set_against(hint, m))
+                      and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
+                      and not _guessed_multiplicity(hint, m)
+                      and not _problem_in_relative(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
     return []
+
+
+#: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative
+#: clause names one of its things (the words it defines) and states no rule of it
+_CITED: Final = re.compile(r"the\s+(?:problem|statement|task)\s", re.I)
+_RELATIVE_HEAD: Final = re.compile(r"(?:\b(?:the|a|an|those|these|its|their|every|each)\s+[\w-]+\s+(?:that\s+|which\s+)?"
+                                   r"|\bwhat\s+)$", re.I)
+
+
+def _problem_in_relative(hint: str, found: re.Match[str]) -> bool:
+    """Whether a citation of the problem ("the problem defines") is a relative clause after a noun."""
+    return bool(_CITED.match(found.group()) and _RELATIVE_HEAD.search(hint, 0, found.start()))
 
 
 def _show(text: str) -> str:

@@ -3,7 +3,9 @@ for L6 (seed 000, Table II: L6 gives "the concrete repair direction"). Recognise
 construction (:mod:`.leakage_grammar`): an imperative, a request or a modal addressed to the
 programmer whose verb does not merely point (look, compare, trace ...), or a passive asking for a
 change ("should be reset"); the classes, revision by revision, are listed with the code and
-location rules in :mod:`.leakage_patterns`. Reads the hint only. Pure: no I/O.
+location rules in :mod:`.leakage_patterns`. Revision 13: testing the program itself on some input ("Test it
+with an expression whose quotient is negative") is an experiment, not a change, unless what it is fed is a
+changed part of the program ("Test it with the loop reversed"). Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -147,6 +149,12 @@ _OBSERVING: Final = frozenset("compare run test try trace start begin read".spli
 _OBSERVED: Final = re.compile(r"\b(?:outputs?|expected|printed|answers?|results?|tests?|test\s+cases?|examples?|"
                               r"samples?|inputs?)\b", re.IGNORECASE)
 
+#: testing the program itself on some input: the verb's object is the program, then what it is fed
+_EXPERIMENT: Final = re.compile(r"(?:test|try|rerun|re-run)\s+(?:it|them|(?:the|your|this)\s+(?:program|function|code|"
+                                r"solution))\s+(?:again\s+)?(?:with|on|against|using|for)\b", re.I)
+_PROGRAM_PART: Final = re.compile(r"\b(?:loop|condition|check|comparison|branch|variable|counter|index|statement|call|"
+                                  r"operator|assignment|initiali[sz]ation|fix|change|patch)s?\b", re.I)
+
 
 def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     """The repair verb a clause opens with, as an instruction to the programmer (``names``: the
@@ -197,6 +205,11 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
         return None
     # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
     if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
+        return None
+    # "Test it with an expression whose quotient is negative": an experiment on the program, no change (revision 13)
+    # ("Try it with the loop reversed" feeds it a changed program: a direction)
+    experiment = _EXPERIMENT.match(" ".join(words))
+    if experiment and not _PROGRAM_PART.search(" ".join(words)[experiment.end():]):
         return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
     if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (

@@ -19,7 +19,8 @@ small closed class too. So a direction is recognised by construction:
 An input pattern is recognised by construction too: a plural noun qualified by an example list
 ("numerals such as IV, IX", "islands shaped like a U") or a relative clause over the plural noun
 that opens a sentence ("Strings that open brackets and never close them ..."), unless the
-clause is about the program or its output. Pure: no I/O.
+clause is about the program or its output, or (revision 13) its predicate is the output's verdict on
+the input ("passwords that should be reported as WEAK"). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -315,6 +316,14 @@ _ABOUT_OUTPUT: Final = re.compile(r"\b(?:program|code|solution|loop|function|it|
                                   r"return\w*|answer\w*|result\w*|expected|fail\w*|pass(?:es|ed)?)\b", re.I)
 
 
+#: a relative clause whose predicate is the output's verdict on the input, expected or given: "that should be
+#: reported as WEAK", "which are printed as OK", "that ought to be accepted" (revision 13)
+_VERDICT: Final = re.compile(r"\s*(?:(?:should|must|ought\s+to|would|will|need\s+to)\s+)?(?:not\s+)?(?:be|are|is|were|was|"
+                             r"get|gets|got)\s+(?:(?:correctly|wrongly|incorrectly|then|also|still)\s+)?(?:reported|printed|"
+                             r"returned|shown|listed|output|accepted|rejected|classified|rated|marked|labell?ed|flagged|"
+                             r"answered|judged|declared|reported)\b", re.I)
+
+
 #: where the examples are the output's: "... appear in your output", "... are printed"
 _IN_OUTPUT: Final = re.compile(r"\b(?:appears?|shows?\s+up|(?:are|is|get|gets|got)\s+printed)\b|"
                                r"\b(?:in|of|from)\s+(?:your|the|its)\s+(?:output|answer|result)s?\b", re.I)
@@ -333,6 +342,9 @@ def example_inputs(hint: str) -> str | None:
         rel = found.group("rel")
         # "... that the program prints", "... where it fails": about the program or its output
         if _ABOUT_OUTPUT.search(" ".join(rel.split()[:3])):
+            continue
+        # "passwords that should be reported as WEAK": inputs picked out by their verdict, the output (revision 13)
+        if _VERDICT.match(rel):
             continue
         return found.group().strip(" .;:!?")
     return None

@@ -65,6 +65,12 @@ verbs that also ask for a change in some frames ("check for", "print the count")
 special cases. A parenthetical between commas ("the first column, read from bottom to top, becomes")
 opens no instruction, nor does a call written out ("print(f...)").
 
+Revision 13 (precision on unseen hints, by class): an inline code span of literals and operators only
+("`7 -2 /`", "`//`") is an example input or the problem's operator, not code; a value placed by a position
+word and then compared in quantity ("the value left on the stack after a division is one lower than it
+should be") is an observation, not a location, unless the sentence points; a bare program name of up to
+three letters that is a word of prose or mathematics ("day", "gcd"), unquoted and uncued, is the domain's.
+
 Pure: no I/O.
 """
 
@@ -87,7 +93,9 @@ WORD: Final = re.compile(r"\w+")
 # --------------------------------------------------------------------------- code
 
 _FENCE: Final = re.compile(r"```|~~~")
-_CODE_SPAN: Final = re.compile(r"`[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
+#: revision 13: a span with operators or brackets and a name ("`a[i] <= x`"); one of literals and
+#: operators only is an example input ("`7 -2 /`", data) or an operator of the problem quoted ("`//`")
+_CODE_SPAN: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
 _STATEMENT_LINE: Final = re.compile(
     r"^(?:(?:def|class)\s+\w+\s*[(:]"
     r"|(?:for|while|if|elif|with|except)\b[^\n]*:$"
@@ -186,6 +194,13 @@ _ENGLISH_SHORT: Final = frozenset(
     "but can did end few for get got had has her him his how its let may new not now odd off "
     "old one our out own put say see set she the too two use was way who why yes yet you add "
     "sum max min big low top key row ten six sub per via".split()
+)
+#: revision 13: short program names that are also words of prose or of mathematics ("one day earlier", "the
+#: gcd is 2"): written bare, unquoted and uncued, they name the domain's thing, not the program's identifier
+_PROSE_SHORT: Final = frozenset(
+    "day age bag box car cat cup dog egg fee gap hit job lap leg lot map net pay pen pin pot ray run sea sky sun "
+    "tax tea tie tip toy war web win arc area bus cap cell coin fan gas ice ink lid oil pie rug tag van gcd lcm "
+    "mod log exp sin cos tan avg mid".split()
 )
 _RESERVED: Final = (
     frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
@@ -369,6 +384,29 @@ def _of_data(hint: str, found: re.Match[str]) -> bool:
     return False
 
 
+#: revision 13: what a value placed by a position word turns out to be ("the value left on the stack after a
+#: division is one lower than it should be"): an observation of the symptom's value, not a place to look (a
+#: quantity compared; "the length check before appending is wrong" still blames a construct)
+_OBSERVED: Final = re.compile(
+    r"[^.;!?]*?\b(?:is|are|was|were|ends?\s+up|comes?\s+out|turns?\s+out)\s+(?:(?:already|always|sometimes|then|"
+    r"still|often)\s+)?(?:off\s+by\b|(?:one|\d+|much|slightly|far|a\s+bit|a\s+little)?\s*"
+    r"(?:lower|higher|smaller|larger|bigger|less|more|greater|fewer|shorter|longer)\s+than\s+(?:it|they|expected|"
+    r"the\s+expected)|too\s+(?:high|low|large|small|big|long|short))", re.IGNORECASE)
+
+
+def _observed_value(hint: str, placed: str) -> bool:
+    """Whether the sentence holding ``placed`` says, after it, what its value is (revision 13), and
+    points at nothing: no pointing verb ("look at", "inspect", "suspect") in the sentence."""
+    at = hint.find(placed)
+    if at < 0:
+        return False
+    start = max((m.end() for m in SENTENCES.finditer(hint, 0, at)), default=0)
+    stop = SENTENCES.search(hint, at + len(placed))
+    sentence = hint[start: stop.start() if stop else len(hint)]
+    return bool(_OBSERVED.match(hint, at + len(placed), stop.start() if stop else len(hint))
+                and not _POINTED_RE.search(sentence))
+
+
 def location_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
@@ -381,14 +419,14 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         cued = re.search(
             rf"\b{escaped}\s+(?:{_CUES})\b|\b(?:{_CUES})\s+{escaped}\b", hint, re.IGNORECASE
         )
-        if codey or len(name) <= 3 or marked or cued:
+        if codey or (len(name) <= 3 and name.lower() not in _PROSE_SHORT) or marked or cued:
             reasons.append(f"location: names the program's identifier {name!r}")
     found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)), None)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
     else:
         placed = _structural_location(hint)
-        if placed:
+        if placed and not _observed_value(hint, placed):
             reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 

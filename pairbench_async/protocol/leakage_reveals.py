@@ -65,6 +65,10 @@ rule of ``state`` not for a cause that is a classification or a multiplicity; a 
 subject is the program or a part of it, and a norm whose subject is a concrete part of the code, no
 ``concept``.
 
+Revision 13: an input pattern needs a property of the input, not of the output: an elliptical condition
+("reports two versions as equal when they are not") denies what the main clause says of the output, and a
+class named with its complement ("NO for a perfect square, or YES for one that is not") picks none out.
+
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
@@ -232,6 +236,12 @@ _INPUT_SUBJECT: Final = re.compile(
 )
 
 
+#: revision 13: "reports two versions as equal when they are not": a condition whose predicate is elided
+#: denies what the main clause says of the output (the symptom); it names no property of the input
+_ELLIPTICAL: Final = re.compile(r"\s*(?:it|they|these|those|this|that|both|neither|either)\s+(?:is|are|was|were|"
+                                r"do|does|did|has|have|had|should|would|could|can|must)(?:\s*n't|\s+not)?\s*", re.I)
+
+
 #: a condition clause placed in the input: "once the minutes in the input add up to more than an hour"
 _IN_INPUT: Final = re.compile(r"\b(?:when(?:ever)?|(?<!\bas\s)if|once|as\s+soon\s+as)\s+(?P<clause>[^,.;:!?]{0,60}?"
                               r"\b(?:in|of)\s+the\s+input\b[^,.;:!?]*)", re.I)
@@ -264,7 +274,18 @@ def _in_output(hint: str, end: int) -> bool:
                           r"reported|listed|shown|output)\b", rest[: stop.start()] if stop else rest, re.I))
 
 
+#: revision 13: "answers NO for a number that is a perfect square, or YES for one that is not": a class named
+#: with its complement covers every input (the problem's own yes/no criterion), and picks none out
+_COMPLEMENT: Final = re.compile(r"\bor\b[^.;!?]{0,40}?\b(?:one|ones|those|the\s+others?)\s+(?:that|which|who)\s+"
+                                r"(?:is|are|does|do|has|have)(?:n't|\s+not)\b", re.I)
+
+
 def input_pattern_reasons(hint: str) -> list[str]:
+    """``input_pattern`` reasons (below L2): a class of inputs picked out, unless named with its complement."""
+    return [] if _COMPLEMENT.search(hint) else _input_pattern_reasons(hint)
+
+
+def _input_pattern_reasons(hint: str) -> list[str]:
     # "how your solution handles meetings that share an endpoint": inputs picked out by what they hold
     found = _HANDLED.search(hint)
     if found and not OUTPUT_CUE.search(found.group("clause")):
@@ -286,6 +307,8 @@ def input_pattern_reasons(hint: str) -> list[str]:
                     "(reserved for L2 and above)"]
     for found in _CONDITION.finditer(hint):
         clause = found.group("clause")
+        if _ELLIPTICAL.fullmatch(clause):
+            continue
         if (_INPUT_SUBJECT.search(clause) and not _ABOUT_PROGRAM.search(clause)
                 and not OUTPUT_CUE.search(clause) and not TOO.search(clause)):
             return [f"input_pattern: a condition on the input {_show(found.group())} "
