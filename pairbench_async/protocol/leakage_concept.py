@@ -138,9 +138,12 @@ _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|
 #: a correction by contrast: "must cost infinity, not zero", "run on until the next operator, not for
 #: just one character", "Closeness in value, not in position" (issue 24, round 3); the clause before
 #: it must not be about the program, its state or its output ("The solution records the first
-#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
+#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom). Revision 14: a contrast of
+#: extent, quantity or manner only; one with an article ("the final parity decision, not the double loop",
+#: "whichever value arrived in the middle, not the middle-ranked one") picks one thing against another of
+#: its kind, a place or a value (L3-L4): first seen, it was wrong alone twice and never right on any set
 _CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
-                              r"two|three|four|twice|the|a|an)\b", re.I)
+                              r"two|three|four|twice)\b", re.I)
 _PROGRAM_CLAUSE: Final = re.compile(
     r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
     r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"

@@ -119,7 +119,8 @@ _DIRECTION: Final = re.compile(
     # the part just named told to act otherwise, by contrast: "it should attach a's root, not a itself" (revision 12)
     r"\b(?:it|this)\s+(?:should|must|needs?\s+to|has\s+to|ought\s+to)\s+(?!be\b|have\b|give\b|print\b|output\b|"
     r"return\b|produce\b|show\b)[a-z]+\b[^.;!?\n]*?(?:,\s+not\s+|\brather\s+than\b|\binstead\s+of\b)|"
-    r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
+    # not in a comparative ("fewer players than should advance": the expected output, the symptom; revision 14)
+    r"(?<!\bthat\s)(?<!\bwhich\s)(?<!\bthan\s)\b(?:should|must|needs?\s+to|has\s+to)\s+(?:also\s+|instead\s+|first\s+)?"
     r"(?:push|pop|explore|walk|step|reduce|wrap|round|apply|filter|drop|subtract|multiply|divide|merge|advance|"
     r"unmark|clear|truncate|cap|extend|shift|split|join|strip|negate|flip|invert|recompute|recurse)\b",
     re.IGNORECASE,
@@ -386,7 +387,11 @@ def _statement_of_what_holds(hint: str, found: re.Match[str], names: frozenset[s
     modal = _MODAL.match(found.group())
     after = found.start() + (modal.end() if modal else 0)
     negated = re.match(r"\s+(?:never|not)\b", hint[after:])
-    return bool(negated) or not _CODE_CHANGE.match(hint, after)
+    # a passive on a thing of the problem ("padding has to be added at the high-order end") says what the
+    # result must hold, as its active ("has to run over every edge") does; revision 14
+    passive = re.match(rf"\s+(?:(?:also|now|only|always|still)\s+)?be\s+{_CHANGED}\b(?!\s+(?:before|after|first|"
+                       r"using|into|instead)\b)", hint[after:], re.I)
+    return bool(negated) or bool(passive) or not _CODE_CHANGE.match(hint, after)
 
 
 def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: frozenset[str] = frozenset(),

@@ -95,7 +95,11 @@ WORD: Final = re.compile(r"\w+")
 _FENCE: Final = re.compile(r"```|~~~")
 #: revision 13: a span with operators or brackets and a name ("`a[i] <= x`"); one of literals and
 #: operators only is an example input ("`7 -2 /`", data) or an operator of the problem quoted ("`//`")
-_CODE_SPAN: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
+#: a code span's backticks pair left to right: a search from any backtick also matched the prose between a
+#: closing one and the next opening one ("`a=1&b=2`. Repeated values under a single key (`x=1&x=2`)", its
+#: spans replaced as data; revision 14), so spans are taken in order and their contents tested
+_BACKTICKED: Final = re.compile(r"`[^`\n]*`")
+_CODE_SPAN_CONTENT: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
 _STATEMENT_LINE: Final = re.compile(
     r"^(?:(?:def|class)\s+\w+\s*[(:]"
     r"|(?:for|while|if|elif|with|except)\b[^\n]*:$"
@@ -165,7 +169,7 @@ def code_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     if _FENCE.search(hint):
         reasons.append("code: fenced code block")
-    span = _CODE_SPAN.search(hint)
+    span = next((found for found in _BACKTICKED.finditer(hint) if _CODE_SPAN_CONTENT.fullmatch(found.group())), None)
     if span:
         reasons.append(f"code: inline code span {span.group()[:40]!r}")
     for line in hint.splitlines():
