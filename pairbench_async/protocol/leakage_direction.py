@@ -207,6 +207,11 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     # "Compare your output with the expected one", "Run the second test": observing the symptom (revision 8)
     if words[0].lower() in _OBSERVING and _OBSERVED.search(" ".join(words[1:])):
         return None
+    # "compare it with how `rows` and `cols` are created": one part set beside how another is done, a pointer
+    # to two places (L4), not a change to make (revision 14)
+    if words[0].lower() == "compare" and re.search(r"\b(?:with|to|against)\s+(?:how|what|the\s+way)\b",
+                                                   " ".join(words[1:]), re.I):
+        return None
     # "Test it with an expression whose quotient is negative": an experiment on the program, no change (revision 13)
     # ("Try it with the loop reversed" feeds it a changed program: a direction)
     experiment = _EXPERIMENT.match(" ".join(words))
