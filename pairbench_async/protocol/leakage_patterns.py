@@ -83,7 +83,7 @@ import keyword
 import re
 from typing import Final
 
-__all__ = ["code_identifiers"]
+__all__ = ["code_identifiers", "formula_reasons", "mathematical_formula"]
 
 
 #: a maximal run of word characters: what "whole word" means throughout
@@ -189,6 +189,53 @@ def code_reasons(hint: str, own_names: set[str]) -> list[str]:
             reasons.append(f"code: assignment to the program's variable {name!r}")
             break
     return reasons
+
+
+#: revision 14: at L5 (L6 gives changes, and a formula there is one), a formula in the notation of mathematics ("F(0) = 0", "lcm = product / gcd", "ceil(s/2)"):
+#: names, numbers, parentheses, "=" and + - * / ^ only, outside backticks, no name Python reserves (a builtin such as
+#: ``int`` or ``max``, a keyword): it states the problem's rule, which L5 gives, not the program's code. First seen,
+#: the code rules fired on such a formula alone at L5 three times (three sets) and were never right there; a
+#: formula with a Python operator ("(a + b - 1) // b"), a method call, an index or a builtin stays code, and so
+#: does one the program is told to take ("should be i + limit here", "update free to start + d rather than ...")
+_MATH_FORMULA: Final = re.compile(r"[\w\s()+\-*/^=,]+")
+_CODE_OPERATOR: Final = re.compile(r"//|==|\*\*|[+\-*/]=")
+_PATCHED_BEFORE: Final = re.compile(r"(?:\b(?:update|set|assign|change|reset|initiali[sz]e|increase|decrease|replace|"
+                                    r"turn)\w*\b[^.;:!?]*\b(?:to|with|by|into)|\bbecomes?|"
+                                    r"\b(?:should|must|has\s+to|have\s+to|ought\s+to|needs?\s+to)\s+be)\s+$", re.I)
+_PATCHED_AFTER: Final = re.compile(r"\s*,?\s*(?:rather\s+than|instead\s+of|not|here|there)\b", re.I)
+_MATH_KINDS: Final = ("code: inline statement ", "code: program names in a code shape ")
+
+
+def mathematical_formula(fragment: str, hint: str) -> bool:
+    """Whether ``fragment`` of ``hint`` is written in mathematics' notation, not Python's (see above)."""
+    fragment = fragment.strip()
+    if not fragment or not _MATH_FORMULA.fullmatch(fragment) or _CODE_OPERATOR.search(fragment):
+        return False
+    if any(word in _RESERVED for word in re.findall(r"[A-Za-z_]\w*", fragment)):
+        return False
+    at = hint.find(fragment)
+    if at < 0 or hint.count("`", 0, at) % 2:
+        return False
+    # a value the program is told to take ("update free to start + d rather than t + d", "must become
+    # start + d"): a patch in notation, code
+    before = re.split(r"[.;:!?]", hint[:at])[-1]
+    return not (_PATCHED_BEFORE.search(before) or _PATCHED_AFTER.match(hint, at + len(fragment)))
+
+
+def formula_reasons(reasons: list[str], hint: str) -> list[str]:
+    """Of ``reasons``, the code reasons that only read a formula in mathematics' notation (L5 drops them)."""
+    out = []
+    for reason in reasons:
+        kind = next((k for k in _MATH_KINDS if reason.startswith(k)), None)
+        if kind is not None:
+            shown = reason[len(kind):]
+            try:
+                fragment = ast.literal_eval(shown)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(fragment, str) and len(fragment) < 40 and mathematical_formula(fragment, hint):
+                out.append(reason)
+    return out
 
 
 # --------------------------------------------------------------------------- location

@@ -56,3 +56,31 @@ def test_code_spans_pair_their_backticks_in_order() -> None:
 def test_comparing_a_part_with_how_another_is_done_points_not_directs() -> None:
     assert "direction" not in bare("The fault is in how `fines` is built - compare it with how `loans` is filled.", 4)
     assert "direction" in bare("Compare against zero instead of one in the fine check.", 4)
+
+
+FINE_PROBLEM = ("Given a list of loans with days late, return the total fine: each started week late costs the "
+                "weekly rate.")
+FINE = """\
+def total_fine(loans, rate):
+    total = 0
+    for late in loans:
+        weeks = late // 7
+        total += weeks * rate
+    return total
+"""
+FINE_REFERENCE = FINE.replace("late // 7", "(late + 6) // 7")
+
+
+def rules(hint: str, level: int) -> set[str]:
+    reasons = validate_hint(hint, level, Evidence(problem=FINE_PROBLEM), FINE, HiddenData(reference=FINE_REFERENCE))
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+def test_an_l5_formula_in_mathematical_notation_states_the_rule_not_code() -> None:
+    assert "code" not in rules("A loan late by d days is charged for ceil(d/7) weeks.", 5)
+    assert "code" not in rules("The identity total = weeks * rate holds only when every week is started.", 5)
+    # at L6 a formula is a change; at L5 one the program is told to take, a builtin or a Python operator is code
+    assert "code" in rules("A loan late by d days is charged for ceil(d/7) weeks.", 6)
+    assert "code" in rules("Update total to weeks * rate rather than late * rate.", 5)
+    assert "code" in rules("A loan is charged round(d/7) weeks.", 5)
+    assert "code" in rules("Use weeks = (late + 6) // 7 for each loan.", 5)
