@@ -258,6 +258,11 @@ def _constructed(sentence: str, names: frozenset[str]) -> str | None:
     """An imperative by construction (:mod:`.leakage_grammar`) at one of the sentence's :func:`_starts`,
     or a change coordinated with an imperative there."""
     for part in _starts(sentence):
+        # "Invariant to maintain: ...": a noun and its infinitive heading what follows, not an instruction
+        # ("Switch to floats for the root" heads nothing; revision 14)
+        if re.fullmatch(r"\W*[A-Za-z]+\s+to\s+[a-z]+\s*", part) and re.match(
+                rf"{re.escape(part.strip())}\s*:", sentence.strip()):
+            continue
         verb = constructed_imperative(part, names)
         if verb:
             return verb

@@ -403,7 +403,10 @@ _STATE_PATTERNS: Final = (
                r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps|attached|there|present|in\s+(?:it|them|place))\b|"
                # "the month lengths you add up still give February 29 days": what the values the program
                # works with still hold (revision 8)
-               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
+               # (revision 14: not a modal, "while it should still have been a priority car's turn": what ought to
+               # have happened, the expected output)
+               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+(?!(?:should|would|could|must|might|may|can|will|"
+               r"shall)\b)[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
                r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b|"
                # "the set of letters the program checks against holds one letter too many"
                # (a verb between: "it only holds for small n" is a claim, not what the program holds)

@@ -84,3 +84,15 @@ def test_an_l5_formula_in_mathematical_notation_states_the_rule_not_code() -> No
     assert "code" in rules("Update total to weeks * rate rather than late * rate.", 5)
     assert "code" in rules("A loan is charged round(d/7) weeks.", 5)
     assert "code" in rules("Use weeks = (late + 6) // 7 for each loan.", 5)
+
+
+def test_a_modal_is_not_what_the_program_still_holds() -> None:
+    assert "state" not in bare("Sometimes a late loan is charged while it should still have been inside its grace "
+                               "week; the total drifts from the expected one.", 1)
+    assert "state" in bare("The fines you add up still give a charge for the grace week.", 1)
+
+
+def test_a_noun_and_its_infinitive_heading_a_colon_is_no_instruction() -> None:
+    assert "direction" not in bare("Rule to keep: a member's total never exceeds the cap.", 5)
+    assert "direction" in bare("Switch to integer weeks when computing the fine.", 5)
+    assert "direction" in bare("Remember to cap it: a member's total never exceeds the cap.", 5)
