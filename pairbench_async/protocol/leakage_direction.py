@@ -443,6 +443,16 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
                                                            and not re.search(r"\bbe\s+\S+\s*[-+*/%<>=]", m.group())
                                                            and _statement_of_what_holds(hint, m, names, public))))),
                  None)
-    if found:
+    if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons
+
+
+def _expected_at_l1(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:
+    """At L1, whether a modal is the expected behaviour, not a repair: its subject is neither the programmer
+    nor the program ("fewer players than should advance", "intervals that ought to end up in one block").
+    Revision 14: first seen, the repair phrasing rule fired at L1 three times, alone, and was never right."""
+    clause = re.split(r"[.;:!?]", hint[:found.start()])[-1]
+    subject = {w for w in re.findall(r"[A-Za-z_]\w*", clause)}
+    return not ({w.lower() for w in subject} & _PROGRAM_MODAL_SUBJECT
+                or any(w in names and len(w) >= 2 for w in subject))

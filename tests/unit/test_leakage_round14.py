@@ -96,3 +96,13 @@ def test_a_noun_and_its_infinitive_heading_a_colon_is_no_instruction() -> None:
     assert "direction" not in bare("Rule to keep: a member's total never exceeds the cap.", 5)
     assert "direction" in bare("Switch to integer weeks when computing the fine.", 5)
     assert "direction" in bare("Remember to cap it: a member's total never exceeds the cap.", 5)
+
+
+def test_at_l1_a_modal_on_a_thing_of_the_problem_is_the_expected_behaviour() -> None:
+    assert "direction" not in bare("On some members the total fine printed must drop to zero, but it stays "
+                                   "positive.", 1)
+    assert "direction" not in bare("Overdue weeks should advance the fine, yet the printed total lags.", 1)
+    # above L1, and at L1 on the programmer or the program, it is still a repair
+    assert "direction" in bare("Overdue weeks should advance the fine, yet the printed total lags.", 2)
+    assert "direction" in bare("The total is too high; you should subtract the grace week.", 1)
+    assert "direction" in bare("The total is too high; your loop should skip the grace week.", 1)
