@@ -281,11 +281,28 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _set_against(hint, m))
                       and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
                       and not _guessed_multiplicity(hint, m)
-                      and not _problem_in_relative(hint, m)), None)
+                      and not _problem_in_relative(hint, m)
+                      and not _judged_inputs(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
     return []
+
+
+#: revision 14: the verdict on inputs ("Withdrawals strictly below the balance are handled correctly", "Loans
+#: longer than a week fail"): what the match says is the subject of a verdict, so it picks out inputs, L2's
+#: input pattern, not a rule; a rule given as the verdict's reason ("fail because a tie has to be resolved by
+#: name") follows the verdict and still counts
+_VERDICT: Final = re.compile(r"\b(?:(?:is|are)\s+handled\s+(?:correctly|right|fine|properly)|(?:pass|fail)(?:es|s)?|"
+                             r"come\s+(?:back|out)\s+(?:right|correct\w*|wrong)|go(?:es)?\s+wrong|work\s+fine)\b", re.I)
+_BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|which|that|while|when|whereas|if)\b|,",
+                             re.I)
+
+
+def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    verdict = _VERDICT.search(rest)
+    return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

@@ -106,3 +106,11 @@ def test_at_l1_a_modal_on_a_thing_of_the_problem_is_the_expected_behaviour() -> 
     assert "direction" in bare("Overdue weeks should advance the fine, yet the printed total lags.", 2)
     assert "direction" in bare("The total is too high; you should subtract the grace week.", 1)
     assert "direction" in bare("The total is too high; your loop should skip the grace week.", 1)
+
+
+def test_a_property_in_the_subject_of_a_verdict_picks_out_inputs() -> None:
+    assert "concept" not in bare("Returns strictly below or strictly above the due time are handled correctly.", 2)
+    assert "concept" not in bare("Fines strictly greater than the cap pass.", 2)
+    # given as the verdict's reason, or stated on its own, it is still the rule
+    assert "concept" in bare("Fines equal to the cap fail, because a fine strictly greater than the cap is clipped.", 2)
+    assert "concept" in bare("Only a fine strictly greater than the cap is clipped.", 2)
