@@ -20,7 +20,9 @@ read the candidate's code structurally (a fragment of it the reference does not 
 code), examples of input as data, and a modal stating what must hold as L5's invariant; revision 13 narrowed
 each rule to what its boundary reserves where revisions 9-11 had erred on sets they had not seen (a span
 of literals and operators is data, a condition on the output or a verdict is no input pattern, a value
-compared in quantity is no location, a norm set against what happens is the symptom); their
+compared in quantity is no location, a norm set against what happens is the symptom); revision 14 narrowed
+the rules whose first-seen wrong-alone count was not below their right-alone count (L1 modals, contrasts with an
+article, L5 formulas in mathematics' notation, see each module); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.

@@ -7,7 +7,11 @@ is not a rule. Revision 13: the problem cited in a relative clause ("the words t
 two sets compared ("are not the words ..."), a norm set against what happens instead in its own sentence
 ("should stay the same, but it drops"; no modal in the contrast) and what a computed value can be ("the
 computed extents can be negative") state no rule; an identity's domain of validity ("equals the lcm only for
-two numbers") does. Reads the hint only. Pure: no I/O.
+two numbers") does. Revision 14 (each rule by its first-seen right-alone / wrong-alone counts): a contrast
+with an article ("the parity decision, not the double loop") picks a place or a value against another, so only
+one of extent, quantity or manner ("not just", "not zero", "not in position") is the rule; a property in the
+subject of a verdict on inputs ("Withdrawals strictly below the balance are handled correctly") picks out inputs
+(L2). Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

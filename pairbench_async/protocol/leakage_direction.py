@@ -5,7 +5,13 @@ programmer whose verb does not merely point (look, compare, trace ...), or a pas
 change ("should be reset"); the classes, revision by revision, are listed with the code and
 location rules in :mod:`.leakage_patterns`. Revision 13: testing the program itself on some input ("Test it
 with an expression whose quotient is negative") is an experiment, not a change, unless what it is fed is a
-changed part of the program ("Test it with the loop reversed"). Reads the hint only. Pure: no I/O.
+changed part of the program ("Test it with the loop reversed"). Revision 14 (first seen, repair phrasing was
+wrong alone 12 times for 25 right, 3 of them at L1 where it was never right): at L1 a modal whose subject is
+neither the programmer nor the program is the expected behaviour; a modal in a comparative ("fewer players than
+should advance") is the expected output; at L5 a passive norm on a thing of the problem ("padding has to be added
+at the high-order end") states what holds, as the active does; comparing a part with how another is done points
+at two places; a noun and its infinitive heading a colon ("Invariant to maintain:") is no instruction. Reads the
+hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

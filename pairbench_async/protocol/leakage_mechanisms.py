@@ -20,7 +20,9 @@ the held sets (fresh17-fresh19, scored only in aggregate: ``python -m bench.vali
   the first day of the year"). (:mod:`.leakage_reveals` takes "unless", "as long as", "provided" as conditions
   and "only the tests where ..." as a restrictive clause.)
 
-Each reads the hint only; a clause about the output is the symptom and passes.
+Each reads the hint only; a clause about the output is the symptom and passes. Revision 14: a plural that
+"comes out" wrong is a thing of the output, whatever its modifier ("Some section numbers come out wrong"; first
+seen, the featured-failing rule fired on it alone and was never right on any set).
 
 Tried and withdrawn: ``concept`` as a law of the problem's domain (a generic subject, "a/an/every X needs/must/
 can only/never Ys", a bare plural law, a gerund defined, "is allowed", "the task wants"). It found 5 of the design

@@ -71,6 +71,11 @@ word and then compared in quantity ("the value left on the stack after a divisio
 should be") is an observation, not a location, unless the sentence points; a bare program name of up to
 three letters that is a word of prose or mathematics ("day", "gcd"), unquoted and uncued, is the domain's.
 
+Revision 14: code spans pair their backticks left to right (a search from any backtick read the prose between
+two spans as one); at L5 a formula in mathematics' notation ("lcm = product / gcd", "ceil(s/2)": names, numbers,
+= + - * / ^, no builtin, index, method or Python operator, outside backticks, not a value the program is told to
+take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`).
+
 Pure: no I/O.
 """
 

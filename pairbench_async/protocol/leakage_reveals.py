@@ -68,6 +68,8 @@ subject is the program or a part of it, and a norm whose subject is a concrete p
 Revision 13: an input pattern needs a property of the input, not of the output: an elliptical condition
 ("reports two versions as equal when they are not") denies what the main clause says of the output, and a
 class named with its complement ("NO for a perfect square, or YES for one that is not") picks none out.
+Revision 14: a modal is no verb of what the program still holds ("while it should still have been a priority
+car's turn" is what ought to have happened).
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
