@@ -20,7 +20,9 @@ read the candidate's code structurally (a fragment of it the reference does not 
 code), examples of input as data, and a modal stating what must hold as L5's invariant; revision 13 narrowed
 each rule to what its boundary reserves where revisions 9-11 had erred on sets they had not seen (a span
 of literals and operators is data, a condition on the output or a verdict is no input pattern, a value
-compared in quantity is no location, a norm set against what happens is the symptom); their
+compared in quantity is no location, a norm set against what happens is the symptom); revision 14 narrowed
+the rules whose first-seen wrong-alone count was not below their right-alone count (L1 modals, contrasts with an
+article, L5 formulas in mathematics' notation, see each module); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -52,7 +54,7 @@ from .hints import fallback_hint, hint_level
 from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
 from .leakage_mechanisms import failing_class_reasons, held_value_reasons
-from .leakage_patterns import code_reasons, location_reasons, program_names
+from .leakage_patterns import code_reasons, formula_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
@@ -196,8 +198,12 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
     for fragment in sorted({*quoted, *data}, key=len, reverse=True):
         worded = worded.replace(fragment, "CODE")
-    reasons += code_reasons(worded, own_names)
-    reasons += structural_code_reasons(text, problem, shape)
+    code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
+    if level == 5:
+        # revision 14: a formula in mathematics' notation states L5's rule, not code
+        formulas = formula_reasons(code, text)
+        code = [reason for reason in code if reason not in formulas]
+    reasons += code
     if level < 4 and quoted:
         reasons.append(f"location: quotes the candidate's code {quoted[0][:40]!r} (reserved for L4 and above)")
     if level < 2:

@@ -7,7 +7,11 @@ is not a rule. Revision 13: the problem cited in a relative clause ("the words t
 two sets compared ("are not the words ..."), a norm set against what happens instead in its own sentence
 ("should stay the same, but it drops"; no modal in the contrast) and what a computed value can be ("the
 computed extents can be negative") state no rule; an identity's domain of validity ("equals the lcm only for
-two numbers") does. Reads the hint only. Pure: no I/O.
+two numbers") does. Revision 14 (each rule by its first-seen right-alone / wrong-alone counts): a contrast
+with an article ("the parity decision, not the double loop") picks a place or a value against another, so only
+one of extent, quantity or manner ("not just", "not zero", "not in position") is the rule; a property in the
+subject of a verdict on inputs ("Withdrawals strictly below the balance are handled correctly") picks out inputs
+(L2). Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -138,9 +142,12 @@ _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|
 #: a correction by contrast: "must cost infinity, not zero", "run on until the next operator, not for
 #: just one character", "Closeness in value, not in position" (issue 24, round 3); the clause before
 #: it must not be about the program, its state or its output ("The solution records the first
-#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom)
+#: match, not the leftmost one" describes, L3; "prints 3, not 2" is the symptom). Revision 14: a contrast of
+#: extent, quantity or manner only; one with an article ("the final parity decision, not the double loop",
+#: "whichever value arrived in the middle, not the middle-ranked one") picks one thing against another of
+#: its kind, a place or a value (L3-L4): first seen, it was wrong alone twice and never right on any set
 _CONTRAST: Final = re.compile(r",\s+not\s+(?:just|only|merely|simply|for|in|by|on|at|from|per|as|with|zero|one|"
-                              r"two|three|four|twice|the|a|an)\b", re.I)
+                              r"two|three|four|twice)\b", re.I)
 _PROGRAM_CLAUSE: Final = re.compile(
     r"\b(?:program|solution|code|algorithm|implementation|function|loop|it|its|your|you|counts|counted|records|"
     r"recorded|keeps|kept|tracks|stores|stored|treats|treated|uses|used|built|builds|takes|took|reads|met|"
@@ -278,11 +285,28 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _set_against(hint, m))
                       and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
                       and not _guessed_multiplicity(hint, m)
-                      and not _problem_in_relative(hint, m)), None)
+                      and not _problem_in_relative(hint, m)
+                      and not _judged_inputs(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
     return []
+
+
+#: revision 14: the verdict on inputs ("Withdrawals strictly below the balance are handled correctly", "Loans
+#: longer than a week fail"): what the match says is the subject of a verdict, so it picks out inputs, L2's
+#: input pattern, not a rule; a rule given as the verdict's reason ("fail because a tie has to be resolved by
+#: name") follows the verdict and still counts
+_VERDICT: Final = re.compile(r"\b(?:(?:is|are)\s+handled\s+(?:correctly|right|fine|properly)|(?:pass|fail)(?:es|s)?|"
+                             r"come\s+(?:back|out)\s+(?:right|correct\w*|wrong)|go(?:es)?\s+wrong|work\s+fine)\b", re.I)
+_BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|which|that|while|when|whereas|if)\b|,",
+                             re.I)
+
+
+def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    verdict = _VERDICT.search(rest)
+    return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

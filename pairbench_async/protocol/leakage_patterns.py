@@ -71,6 +71,11 @@ word and then compared in quantity ("the value left on the stack after a divisio
 should be") is an observation, not a location, unless the sentence points; a bare program name of up to
 three letters that is a word of prose or mathematics ("day", "gcd"), unquoted and uncued, is the domain's.
 
+Revision 14: code spans pair their backticks left to right (a search from any backtick read the prose between
+two spans as one); at L5 a formula in mathematics' notation ("lcm = product / gcd", "ceil(s/2)": names, numbers,
+= + - * / ^, no builtin, index, method or Python operator, outside backticks, not a value the program is told to
+take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`).
+
 Pure: no I/O.
 """
 
@@ -83,7 +88,7 @@ import keyword
 import re
 from typing import Final
 
-__all__ = ["code_identifiers"]
+__all__ = ["code_identifiers", "formula_reasons", "mathematical_formula"]
 
 
 #: a maximal run of word characters: what "whole word" means throughout
@@ -95,7 +100,11 @@ WORD: Final = re.compile(r"\w+")
 _FENCE: Final = re.compile(r"```|~~~")
 #: revision 13: a span with operators or brackets and a name ("`a[i] <= x`"); one of literals and
 #: operators only is an example input ("`7 -2 /`", data) or an operator of the problem quoted ("`//`")
-_CODE_SPAN: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
+#: a code span's backticks pair left to right: a search from any backtick also matched the prose between a
+#: closing one and the next opening one ("`a=1&b=2`. Repeated values under a single key (`x=1&x=2`)", its
+#: spans replaced as data; revision 14), so spans are taken in order and their contents tested
+_BACKTICKED: Final = re.compile(r"`[^`\n]*`")
+_CODE_SPAN_CONTENT: Final = re.compile(r"`(?=[^`\n]*[A-Za-z_])[^`\n]*[=()\[\]{}:+\-*/<>%][^`\n]*`")
 _STATEMENT_LINE: Final = re.compile(
     r"^(?:(?:def|class)\s+\w+\s*[(:]"
     r"|(?:for|while|if|elif|with|except)\b[^\n]*:$"
@@ -165,7 +174,7 @@ def code_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
     if _FENCE.search(hint):
         reasons.append("code: fenced code block")
-    span = _CODE_SPAN.search(hint)
+    span = next((found for found in _BACKTICKED.finditer(hint) if _CODE_SPAN_CONTENT.fullmatch(found.group())), None)
     if span:
         reasons.append(f"code: inline code span {span.group()[:40]!r}")
     for line in hint.splitlines():
@@ -185,6 +194,53 @@ def code_reasons(hint: str, own_names: set[str]) -> list[str]:
             reasons.append(f"code: assignment to the program's variable {name!r}")
             break
     return reasons
+
+
+#: revision 14: at L5 (L6 gives changes, and a formula there is one), a formula in the notation of mathematics ("F(0) = 0", "lcm = product / gcd", "ceil(s/2)"):
+#: names, numbers, parentheses, "=" and + - * / ^ only, outside backticks, no name Python reserves (a builtin such as
+#: ``int`` or ``max``, a keyword): it states the problem's rule, which L5 gives, not the program's code. First seen,
+#: the code rules fired on such a formula alone at L5 three times (three sets) and were never right there; a
+#: formula with a Python operator ("(a + b - 1) // b"), a method call, an index or a builtin stays code, and so
+#: does one the program is told to take ("should be i + limit here", "update free to start + d rather than ...")
+_MATH_FORMULA: Final = re.compile(r"[\w\s()+\-*/^=,]+")
+_CODE_OPERATOR: Final = re.compile(r"//|==|\*\*|[+\-*/]=")
+_PATCHED_BEFORE: Final = re.compile(r"(?:\b(?:update|set|assign|change|reset|initiali[sz]e|increase|decrease|replace|"
+                                    r"turn)\w*\b[^.;:!?]*\b(?:to|with|by|into)|\bbecomes?|"
+                                    r"\b(?:should|must|has\s+to|have\s+to|ought\s+to|needs?\s+to)\s+be)\s+$", re.I)
+_PATCHED_AFTER: Final = re.compile(r"\s*,?\s*(?:rather\s+than|instead\s+of|not|here|there)\b", re.I)
+_MATH_KINDS: Final = ("code: inline statement ", "code: program names in a code shape ")
+
+
+def mathematical_formula(fragment: str, hint: str) -> bool:
+    """Whether ``fragment`` of ``hint`` is written in mathematics' notation, not Python's (see above)."""
+    fragment = fragment.strip()
+    if not fragment or not _MATH_FORMULA.fullmatch(fragment) or _CODE_OPERATOR.search(fragment):
+        return False
+    if any(word in _RESERVED for word in re.findall(r"[A-Za-z_]\w*", fragment)):
+        return False
+    at = hint.find(fragment)
+    if at < 0 or hint.count("`", 0, at) % 2:
+        return False
+    # a value the program is told to take ("update free to start + d rather than t + d", "must become
+    # start + d"): a patch in notation, code
+    before = re.split(r"[.;:!?]", hint[:at])[-1]
+    return not (_PATCHED_BEFORE.search(before) or _PATCHED_AFTER.match(hint, at + len(fragment)))
+
+
+def formula_reasons(reasons: list[str], hint: str) -> list[str]:
+    """Of ``reasons``, the code reasons that only read a formula in mathematics' notation (L5 drops them)."""
+    out = []
+    for reason in reasons:
+        kind = next((k for k in _MATH_KINDS if reason.startswith(k)), None)
+        if kind is not None:
+            shown = reason[len(kind):]
+            try:
+                fragment = ast.literal_eval(shown)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(fragment, str) and len(fragment) < 40 and mathematical_formula(fragment, hint):
+                out.append(reason)
+    return out
 
 
 # --------------------------------------------------------------------------- location

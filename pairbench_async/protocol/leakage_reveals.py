@@ -68,6 +68,8 @@ subject is the program or a part of it, and a norm whose subject is a concrete p
 Revision 13: an input pattern needs a property of the input, not of the output: an elliptical condition
 ("reports two versions as equal when they are not") denies what the main clause says of the output, and a
 class named with its complement ("NO for a perfect square, or YES for one that is not") picks none out.
+Revision 14: a modal is no verb of what the program still holds ("while it should still have been a priority
+car's turn" is what ought to have happened).
 
 These read the hint only (no program, no hidden data). A rule is a lexicon of how
 hints phrase one kind of information, not a list of examples: it errs on the side
@@ -403,7 +405,10 @@ _STATE_PATTERNS: Final = (
                r"\bstill\s+(?:has|have|holds?|contains?|includes?|carries|keeps|attached|there|present|in\s+(?:it|them|place))\b|"
                # "the month lengths you add up still give February 29 days": what the values the program
                # works with still hold (revision 8)
-               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
+               # (revision 14: not a modal, "while it should still have been a priority car's turn": what ought to
+               # have happened, the expected output)
+               r"\b(?:you|it|the\s+(?:program|solution|code|loop))\s+(?!(?:should|would|could|must|might|may|can|will|"
+               r"shall)\b)[a-z]+(?:\s+(?:up|in|together|on|over))?\s+"
                r"still\s+(?:has|have|holds?|contains?|includes?|gives?|counts?|uses?|treats?)\b|"
                # "the set of letters the program checks against holds one letter too many"
                # (a verb between: "it only holds for small n" is a claim, not what the program holds)
