@@ -189,6 +189,12 @@ FRESH.update({26: (27 / 32, 27 / 36, 36), 27: (28 / 29, 28 / 36, 36), 28: (28 / 
 #: measurement: revision 12 0.86 / 0.89 and 0.76 / 0.71, revision 13 (which had not seen them either)
 #: 0.86 / 0.89 and 0.83 / 0.71. Floors: revision 13's level minus one hint's worth.
 FRESH.update({31: (31 / 36, 31 / 35, 35), 32: (25 / 30, 25 / 35, 35)})
+#: Revision 14 was designed on fresh20-fresh25 and fresh31-fresh32 (fresh26-fresh28 held out: 0.91 / 0.77
+#: before and after): fresh31 1.00 / 0.89 and fresh32 0.96 / 0.71 after it, the floors raised. fresh30, fresh33
+#: and fresh34, three more blind sets its author never saw: revision 13 0.76 / 0.81, 0.74 / 0.71, 0.77 / 0.86;
+#: revision 14 0.81 / 0.81, 0.76 / 0.71, 0.81 / 0.86. Floors: revision 14's level minus one hint's worth.
+FRESH.update({31: (1.0, 31 / 35, 35), 32: (25 / 26, 25 / 35, 35), 30: (29 / 36, 29 / 36, 36),
+              33: (25 / 33, 25 / 35, 35), 34: (30 / 37, 30 / 35, 35)})
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
