@@ -126,8 +126,9 @@ async def exec_command(args: argparse.Namespace) -> int:
     if cut:
         shown = ", ".join(cut[:10]) + (f" and {len(cut) - 10} more" if len(cut) > 10 else "")
         print(f"exec: {len(cut)} TLE test(s) were stopped by the loop rule, below their own "
-              f"limit ({shown}): after a timeout, later tests run under max({config.loop_floor:g} s "
-              f"({min(config.loop_floor, config.loop_floor_shared):g} s after another test in its child), "
+              f"limit ({shown}): after a timeout, later tests run under "
+              f"max({config.loop_floor:g} s ({min(config.loop_floor, config.loop_floor_shared):g} s "
+              "after another test in its child), "
               f"{config.loop_factor} x the slowest finished test), or their ref_ms bound; "
               "--loop-factor 0 runs every test to its own limit", file=sys.stderr)
     return 0

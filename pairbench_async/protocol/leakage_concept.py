@@ -231,7 +231,8 @@ def _conceded(hint: str, found: re.Match[str]) -> bool:
     clause_start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
     before = hint[clause_start: found.start()]
     conceded = _CONCEDED.search(before)
-    return bool(conceded) and bool(state_reasons(before[: conceded.start()]) or _DOES.search(before[: conceded.start()]))
+    return conceded is not None and bool(state_reasons(before[: conceded.start()])
+                                         or _DOES.search(before[: conceded.start()]))
 
 
 #: revision 13, the mirror of a concession: a norm and then, in its sentence, what happens instead ("the balance
@@ -306,7 +307,7 @@ _BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|wh
 def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
     verdict = _VERDICT.search(rest)
-    return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
+    return verdict is not None and not _BETWEEN.search(rest, 0, verdict.start())
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

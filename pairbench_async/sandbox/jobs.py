@@ -79,7 +79,8 @@ def _floor(rule: LoopRule, shared: bool) -> float:
     return min(rule.floor, rule.floor_shared) if shared else rule.floor
 
 
-def _ref_bound(ref_ms: float | None, rule: LoopRule, io: float = 0.0, shared: bool = False) -> float:
+def _ref_bound(ref_ms: float | None, rule: LoopRule, io: float = 0.0,
+               shared: bool = False) -> float:
     """floor + factor x the reference's time + ``io``, the harness's time to decode and
     encode a call's arguments and expected value (:func:`io_allowance`; seconds; 0 when
     the reference's time is unknown). ``ref_ms`` is the program's own module and call

@@ -29,7 +29,7 @@ from .cgroups import WorkerCgroup
 from .config import SandboxConfig
 from .host import HostPaths, worker_env
 from .jobs import Chunk, Job, test_input
-from .results import SIGNAL_NAMES, compile_failure, decode_result, signal_name
+from .results import SIGNAL_NAMES, compile_failure, decode_result, interrupted_late, signal_name
 from .wire import (
     EXIT_COMPILE_CPU,
     FLAG_CPU_TIMEOUT,
@@ -311,13 +311,17 @@ def _again_alone(payload: bytes, result: TestResult) -> bool:
     program's earlier tests left in the process may be why. (A shared test that ended its
     child the zygote already ran again in its place, but for a kill at its CPU limit, which
     stands; what else comes here ended cleanly, with a wrong value or past its limit. A
-    call without an expected value never runs shared: jobs.test_input.)"""
+    call without an expected value never runs shared: jobs.test_input.) A timeout at its
+    CPU limit stands, unless its interrupt came once the program had returned (the report's
+    ``late``): its limit, the shared floor's, went to the harness's work on its value."""
     if len(payload) < RESULT.size:
         return False
     flags = RESULT.unpack_from(payload)[1]
     if not flags & FLAG_SHARED or result.verdict is Verdict.AC:
         return False
-    return not (result.verdict is Verdict.TLE and flags & FLAG_CPU_TIMEOUT)
+    if result.verdict is Verdict.TLE and flags & FLAG_CPU_TIMEOUT:
+        return interrupted_late(payload)
+    return True
 
 
 def _describe_status(status: int) -> str:

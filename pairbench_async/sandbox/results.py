@@ -85,6 +85,9 @@ class _Report(msgspec.Struct):
     #: the CPU time (us) of the program's own module and call, without the test's
     #: fixed cost (what a reference's ``ref_ms`` measures)
     work_us: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    #: a resident child's interrupt at the CPU limit came while the harness ran (the
+    #: program had returned): the pool runs the test again alone (process._again_alone)
+    late: bool = False
 
 
 _REPORT = msgspec.json.Decoder(_Report)
@@ -221,6 +224,18 @@ class _Frame(NamedTuple):
     stderr: str
     chan: bytes
     fault: str
+
+
+def interrupted_late(payload: bytes) -> bool:
+    """Whether a RESULT's report says its interrupt came while the harness ran (``late``).
+    Untrusted like the rest of the report: a program that forges it buys only a run alone."""
+    frame = _frame(payload)
+    if frame is None:
+        return False
+    try:
+        return _REPORT.decode(frame.chan).late
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
 
 
 def _frame(payload: bytes) -> _Frame | None:
