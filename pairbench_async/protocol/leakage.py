@@ -53,6 +53,7 @@ from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
 from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
+from .leakage_examples import example_spans, expected_tail
 from .leakage_mechanisms import failing_class_reasons, held_value_reasons
 from .leakage_patterns import code_reasons, formula_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
@@ -189,15 +190,20 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     shape = program_shape(candidate_code, hidden.reference)
-    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
+    # revision 15: example data in backticks or quotes (a literal, or a span after "for example") is no code,
+    # and what the sentence says it should give is its expected output; a cued example the candidate's code
+    # also holds is still a quote of it unless it is one character ("for example `aaaa` or just `q`")
+    examples, cued = example_spans(text), example_spans(text, literals=False)
+    quoted = [q for q in candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
+              if not (q in cued and len(q.strip("`'\"").strip()) == 1)]
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
     worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
-    data = data_fragments(text, shape, problem)
+    data = data_fragments(text, shape, problem) + examples
     # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
     for fragment in sorted({*quoted, *data}, key=len, reverse=True):
-        worded = worded.replace(fragment, "CODE")
+        worded = worded.replace(fragment, "" if fragment in examples else "CODE")
     code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
     if level == 5:
         # revision 14: a formula in mathematics' notation states L5's rule, not code
@@ -219,11 +225,17 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     prose = text
     for fragment in sorted(set(data), key=len, reverse=True):
         prose = prose.replace(fragment, "the example")
+    # a literal the hint cites with no example cue may still name its place ("the `1` in the range"): the
+    # location rule reads it
+    placed = text
+    for fragment in sorted({*data} - ({*examples} - {*cued}), key=len, reverse=True):
+        placed = placed.replace(fragment, "the example")
     expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
+    expected = prose = expected_tail(expected, shape.names) if examples else expected
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(prose, own_names)
+        reasons += location_reasons(placed, own_names)
     if level < 5:
         reasons += concept_reasons(expected)
     if level < 6:
