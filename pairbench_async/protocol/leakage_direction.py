@@ -181,6 +181,10 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
                 " ".join(words).lower()):
         return None
+    # revision 15: a pointing verb with a program name as its object ("Check `col_index`, the loop that ...")
+    # points at a place (L4), as with "the loop"; not "Check for ...", "Check whether ...", "check it before adding"
+    if _pointed(words, clause):
+        return None
     if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
         return words[0]
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
@@ -224,11 +228,16 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     if experiment and not _PROGRAM_PART.search(" ".join(words)[experiment.end():]):
         return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
-    if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
-            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
-            words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
+    if _pointed(words, clause):
         return None
     return words[0]
+
+
+def _pointed(words: list[str], clause: str) -> bool:
+    """Whether a clause opening with ``words`` points at a place: "Check the loop ...", "Inspect `total`"."""
+    return words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
+        len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
+        words[0].lower() in ("check", "verify") and bool(re.search(r"\b(?:before|after)\s+\w+ing\b", clause)))
 
 
 #: what comes right before a repair word that makes it part of a description: a relative clause with
@@ -442,6 +451,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
             reasons.append(f"direction: request {verb!r}")
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
+                  and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
                   and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
                                                        or not _asked_expression(m.group(), names)
@@ -452,6 +462,27 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons
+
+
+#: revision 15: a norm set against what happens ("Each level should own its own counts, but a change to one
+#: level's counts shows up on every level"): the contrast clause is what the program does, an observation,
+#: as revision 13 read it for concept; a modal or an imperative in the contrast keeps it a direction
+_NORM_THEN_BUT: Final = re.compile(r"\b(?:should|must|ought\s+to|has\s+to|have\s+to|is\s+supposed\s+to)\b[^.;!?\n]*?"
+                                   r"(?:,|;)?\s+(?:but|yet|whereas)\s+(?P<rest>[^.;!?\n]*)$", re.I)
+_CONTRAST_MODAL: Final = re.compile(r"\b(?:should|must|need|needs|has\s+to|have\s+to|ought|you|fix|instead|rather)\b",
+                                    re.I)
+
+
+def _observed_against_norm(hint: str, found: re.Match[str]) -> bool:
+    """Whether ``found`` lies in the contrast clause after a norm, one that tells what happens (see above)."""
+    start = max(hint.rfind(mark, 0, found.start()) for mark in ".;!?\n") + 1
+    stop = re.search(r"[.;!?\n]", hint[found.end():])
+    clause = hint[start: found.end() + (stop.start() if stop else len(hint))]
+    norm = _NORM_THEN_BUT.search(hint[start: found.start()])
+    if not norm:
+        return False
+    contrast = clause[norm.start("rest"):]
+    return not _CONTRAST_MODAL.search(contrast)
 
 
 def _expected_at_l1(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:

@@ -236,6 +236,12 @@ def coordinated_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
     """A change verb coordinated with an imperative or request ("look one character ahead and subtract
     the current value"): ``and <verb> <object>`` after an opening verb."""
     for found in re.finditer(r"\band\s+(?:then\s+|also\s+)?(?=[a-z])", clause):
+        # revision 15: "the two lines that call `f` and multiply by ...": a base verb after "and" shares the
+        # form of a plural relative clause's verb, so it is that clause's (what the program does), not an
+        # imperative; after "the loop that sums ... and reset", a verb in -s, it is the reader's
+        relative = list(re.finditer(r"\b(?:that|which)\s+([a-z]+)\b", clause[:found.start()]))
+        if relative and not re.search(r"(?:s|ed)$", relative[-1].group(1)) and relative[-1].group(1) not in CLOSED:
+            continue
         verb = constructed_imperative(clause[found.end():], names)
         if verb:
             return verb

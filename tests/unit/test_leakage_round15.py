@@ -41,3 +41,38 @@ def test_a_one_letter_example_is_data_even_if_the_program_holds_that_name() -> N
                                   program)
     # cited as a place, the same name is a quote of the candidate
     assert "location" in bare("The `q` in `fare` is where it goes wrong.", 2, program)
+
+
+#: a candidate and the reference that fixes it (the multiplication moved before the rounding)
+CANDIDATE = ("def seat_index(deck):\n    n = 0\n    for ch in deck:\n        n = n * 26 + ord(ch) - 65\n    return n\n\n\n"
+             "def book(adults, children, rate):\n    fare = round(rate)\n    fare = fare * adults + children\n"
+             "    return fare\n")
+REFERENCE = CANDIDATE.replace("    fare = round(rate)\n    fare = fare * adults + children\n",
+                              "    fare = rate * adults + children\n    fare = round(fare)\n")
+
+
+def judged(hint: str, level: int) -> set[str]:
+    reasons = validate_hint(hint, level, Evidence(problem=""), CANDIDATE, HiddenData(reference=REFERENCE))
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+def test_a_pointing_verb_with_a_program_name_points_at_a_place() -> None:
+    assert "direction" not in judged("Check `seat_index`, the loop that turns a deck letter into a number.", 4)
+    # a check to add is still a direction
+    assert "direction" in judged("Check for an empty deck in `seat_index` before looping.", 4)
+
+
+def test_the_program_described_in_a_relative_clause_is_a_place() -> None:
+    hint = "Focus on the two lines in `book` that call `round` and multiply by `adults + children`."
+    assert judged(hint, 4) == set()
+    # the same verb told as what the lines should do, or coordinated with a singular relative verb, is a change
+    assert "code" in judged("Focus on the two lines in `book` that should multiply by `adults + children`.", 4)
+    assert "direction" in judged("Look at the line that rounds the fare and multiply by the head count first.", 4)
+
+
+def test_a_norm_set_against_what_happens_is_an_observation_for_direction_too() -> None:
+    assert "direction" not in bare("Each sailing should have its own seat count, but a change to one sailing's count "
+                                   "shows up on every sailing.", 3)
+    # a modal or the reader in the contrast keeps it a direction
+    assert "direction" in bare("Each sailing should have its own seat count, but you need a change to the list so "
+                               "each gets a copy.", 3)
