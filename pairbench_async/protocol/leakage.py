@@ -65,6 +65,7 @@ from .leakage_structure import (
     quoted_spans,
     structural_code_reasons,
 )
+from .leakage_symptoms import without_expected_clauses, without_output_sentences
 
 __all__ = [
     "HiddenData",
@@ -215,7 +216,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 2:
         # a call of the problem's function on literals is a failing input, which L2 first shows (revision 11)
         calls = [fragment for fragment in data if _CALLED.match(fragment)]
-        reasons += (input_pattern_reasons(text) or failing_class_reasons(text)
+        # revision 15: a clause about the expected answer picks out no inputs
+        symptom = without_expected_clauses(text)
+        reasons += (input_pattern_reasons(symptom) or failing_class_reasons(symptom)
                     or [f"input_pattern: gives a failing input {calls[0][:40]!r} (reserved for L2 and above)"
                         for _ in calls[:1]])
     # revision 12: an example input (a call of the problem's function on literals, a parameter given a
@@ -237,7 +240,8 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 4:
         reasons += location_reasons(placed, own_names)
     if level < 5:
-        reasons += concept_reasons(expected)
+        # revision 15: at L1 a sentence on the program's output as subject is the symptom, no rule
+        reasons += concept_reasons(without_output_sentences(expected) if level == 1 else expected)
     if level < 6:
         reasons += direction_reasons(prose, shape.names, frozenset(public_words), level)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)

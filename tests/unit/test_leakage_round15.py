@@ -76,3 +76,22 @@ def test_a_norm_set_against_what_happens_is_an_observation_for_direction_too() -
     # a modal or the reader in the contrast keeps it a direction
     assert "direction" in bare("Each sailing should have its own seat count, but you need a change to the list so "
                                "each gets a copy.", 3)
+
+
+def test_at_l1_a_clause_about_the_expected_answer_picks_out_no_inputs() -> None:
+    assert "input_pattern" not in bare("Your program prints SOLD OUT in cases where the ferry still has seats for "
+                                       "the party.", 1)
+    assert "input_pattern" not in bare("It reported no deck free when one should have been free.", 1)
+    assert "input_pattern" not in bare("Your output doesn't match: on some lines the times are padded with zeros "
+                                       "where the expected output has none.", 1)
+    # a clause on the input itself is still the input pattern
+    assert "input_pattern" in bare("Your program prints SOLD OUT in cases where the party has more than four "
+                                   "people.", 1)
+
+
+def test_at_l1_a_sentence_on_the_output_as_subject_is_the_symptom() -> None:
+    assert "concept" not in bare("Some of the ticket codes returned by your program are not valid codes at all: "
+                                 "they come back one digit too long.", 1)
+    # a reason given for it may still be the rule
+    assert "concept" in bare("Some of the ticket codes returned by your program are wrong because a return ticket "
+                             "counts as two separate trips.", 1)
