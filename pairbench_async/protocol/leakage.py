@@ -55,7 +55,7 @@ from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
 from .leakage_examples import example_spans, expected_tail
 from .leakage_mechanisms import failing_class_reasons, held_value_reasons
-from .leakage_patterns import code_reasons, formula_reasons, location_reasons, program_names
+from .leakage_patterns import code_reasons, formula_reasons, idiom_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
@@ -207,8 +207,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
         worded = worded.replace(fragment, "" if fragment in examples else "CODE")
     code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
     if level == 5:
-        # revision 14: a formula in mathematics' notation states L5's rule, not code
-        formulas = formula_reasons(code, text)
+        # revision 14: a formula in mathematics' notation states L5's rule, not code; revision 15: nor does a
+        # generic idiom in placeholders ("`[x] * n` creates n references to the same x")
+        formulas = formula_reasons(code, text) + idiom_reasons(code, shape.names)
         code = [reason for reason in code if reason not in formulas]
     reasons += code
     if level < 4 and quoted:

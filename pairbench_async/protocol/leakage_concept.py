@@ -183,7 +183,8 @@ def _contrast(hint: str) -> re.Match[str] | None:
         start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
         clause = hint[start: found.start()]
         if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not OUTPUT_CUE.search(clause)
-                and not TOO.search(clause) and not state_reasons(clause)):
+                and not TOO.search(clause) and not state_reasons(clause)
+                and not _OTHER_PLACE.match(hint, found.end())):
             return found
     return None
 
@@ -195,6 +196,11 @@ def _contrast(hint: str) -> re.Match[str] | None:
 _PART: Final = (r"(?:program|solution|code|loop|function|scan|search|traversal|branch|statement|division|print|"
                 r"expression|call|defaults?|assignment|update|initiali[sz]ation|variable|dictionary|dict|array|"
                 r"table|counter|stack)")
+#: revision 15: a contrast whose other term is a part of the program ("in the line that creates `coach`, not
+#: in the search loop that ...") sets one place against another, a location (L4), not the rule
+_OTHER_PLACE: Final = re.compile(rf"\s+(?:the|this|that|your|its|a|an)\s+(?:[\w-]+\s+){{0,2}}?"
+                                 rf"(?:{_PART}|line|block|helper|method|condition|check|step)s?\b", re.I)
+
 _PROGRAM_SUBJECT: Final = re.compile(
     rf"(?:\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){{0,2}}?{_PART}\b(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?"
     r"|(?<![\w'])(?:it|they)\b)\s+(?:(?:later|then|now|still|also|again|just|simply|only)\s+)?"

@@ -53,10 +53,15 @@ _CHANGED: Final = (
     r"computed\s+(?:with|by|using|from\s+(?:the\s+)?(?:right|left|end)|right\s+to\s+left|backwards|in\s+reverse)|"
     r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
+#: a way of thinking the reader is asked for: no change to the program (revision 15)
+_THINKING: Final = (r"(?:first\s+|also\s+|really\s+)?(?:reason\s+about|think\s+(?:about|of|in\s+terms\s+of)|"
+                    r"understand|reali[sz]e|keep\s+in\s+mind)\b")
 _DIRECTION: Final = re.compile(
     # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
     r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "You need to reason about object identity": a way of thinking named (the concept), no change (revision 15)
+    rf"(?!\s+{_THINKING})"
     # "you might want to look at how the events get ordered": pointing at a place (L4), no change (revision 11)
     r"(?!\s+(?:(?:first|also|closely|carefully)\s+)?(?:look|inspect|examine|trace|revisit|re-?read|step\s+through|"
     r"take\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?look)\b)"
@@ -92,7 +97,7 @@ _DIRECTION: Final = re.compile(
     r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
-    r"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$)|"
+    rf"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$|\s+to\s+{_THINKING})|"
     # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
     r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
     r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"

@@ -243,6 +243,28 @@ def formula_reasons(reasons: list[str], hint: str) -> list[str]:
     return out
 
 
+#: revision 15: at L5, an inline code span written in one-letter placeholders none of the programs use ("`[x] *
+#: n` creates n references to the same x"): a generic idiom that explains the concept L5 gives, not the
+#: program's code; a span with a name of the program ("`[free] * levels`") stays code
+_IDIOM_KIND: Final = "code: inline code span "
+
+
+def idiom_reasons(reasons: list[str], names: frozenset[str]) -> list[str]:
+    """Of ``reasons``, the inline code span reasons that only read a generic idiom in placeholders (L5 drops them)."""
+    out = []
+    for reason in reasons:
+        if not reason.startswith(_IDIOM_KIND):
+            continue
+        try:
+            span = ast.literal_eval(reason[len(_IDIOM_KIND):])
+        except (ValueError, SyntaxError):
+            continue
+        words = re.findall(r"[A-Za-z_]\w*", span) if isinstance(span, str) and span.endswith("`") else []
+        if words and all(len(word) == 1 and word not in names for word in words):
+            out.append(reason)
+    return out
+
+
 # --------------------------------------------------------------------------- location
 
 _ENGLISH_SHORT: Final = frozenset(

@@ -95,3 +95,21 @@ def test_at_l1_a_sentence_on_the_output_as_subject_is_the_symptom() -> None:
     # a reason given for it may still be the rule
     assert "concept" in bare("Some of the ticket codes returned by your program are wrong because a return ticket "
                              "counts as two separate trips.", 1)
+
+
+def test_a_contrast_of_two_places_is_a_location_not_the_rule() -> None:
+    assert "concept" not in bare("The trouble lies in the line that fills the deck table, not in the search loop "
+                                 "that looks for a free cabin.", 4)
+    # a contrast of manner or extent is still the rule
+    assert "concept" in bare("Fares are charged per cabin, not per passenger.", 4)
+    assert "concept" in bare("A child fare applies under twelve, not just under ten.", 4)
+
+
+def test_at_l5_a_way_of_thinking_and_a_generic_idiom_explain_the_concept() -> None:
+    hint = "You need to reason about aliasing: `[v] * k` holds k references to the same v."
+    assert judged(hint, 5) == set()
+    # a change the reader is asked for, or the program's own names in the idiom, stay a direction and code
+    assert "direction" in judged("You need to build each deck's list on its own.", 5)
+    assert "code" in judged("You need to reason about aliasing: `[adults] * children` holds one list.", 5)
+    # below L5 the idiom is still code
+    assert "code" in judged(hint, 4)
