@@ -312,7 +312,16 @@ _BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|wh
 def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
     verdict = _VERDICT.search(rest)
-    return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
+    if verdict and not _BETWEEN.search(rest, 0, verdict.start()):
+        return True
+    # revision 15: the match as an adjunct of a verdict just given ("Only non-square boards are affected, in
+    # both directions"): it says how the failing inputs fail, not the rule
+    before = re.split(r"[.;:!?]", hint[:found.start()])[-1]
+    return bool(_ADJUNCT_OF_VERDICT.search(before))
+
+
+_ADJUNCT_OF_VERDICT: Final = re.compile(r"\b(?:(?:is|are)\s+affected|fail(?:s|ed)?|go(?:es)?\s+wrong|break(?:s)?)\s*,\s*$",
+                                        re.I)
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

@@ -432,6 +432,10 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     reasons: list[str] = []
     sentences = SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
+        # revision 15: "Use a garage with 2 levels ...: park 'A' ..." before "Expected (1, 'compact')": a test
+        # scenario set up, not a change to the program
+        if _SCENARIO.match(sentence) and _EXPECTED_LATER.search(" ".join(sentences[index + 1:])):
+            continue
         # "Lowercasing the line first ... rather than ...": a repair told as a gerund
         gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
@@ -467,6 +471,12 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons
+
+
+#: revision 15: a scenario set up (an instance of the problem's thing with numbers), then its expected output
+_SCENARIO: Final = re.compile(r"\s*(?:use|take|try|consider|imagine|picture|start\s+with|set\s+up)\s+(?:a|an|one)\s+"
+                              r"[\w-]+\s+with\s+\d", re.I)
+_EXPECTED_LATER: Final = re.compile(r"\bexpected\b|\bthe\s+(?:right|correct)\s+(?:answer|output|result)\s+is\b", re.I)
 
 
 #: revision 15: a norm set against what happens ("Each level should own its own counts, but a change to one

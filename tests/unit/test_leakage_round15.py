@@ -113,3 +113,16 @@ def test_at_l5_a_way_of_thinking_and_a_generic_idiom_explain_the_concept() -> No
     assert "code" in judged("You need to reason about aliasing: `[adults] * children` holds one list.", 5)
     # below L5 the idiom is still code
     assert "code" in judged(hint, 4)
+
+
+def test_a_test_scenario_set_up_before_its_expected_output_is_no_direction() -> None:
+    assert "direction" not in bare("Use a ferry with 2 decks and 1 cabin per deck: book 'A', then 'B'. Expected "
+                                   "(1, 'cabin') for B, but you return None.", 2)
+    # with no expected output after it, the same imperative is a change
+    assert "direction" in bare("Use a list with 2 slots per deck.", 2)
+
+
+def test_a_phrase_attached_to_a_verdict_on_inputs_is_how_they_fail() -> None:
+    assert "concept" not in bare("Only routes with a stopover are affected, in both directions.", 2)
+    # standing alone it is still the rule
+    assert "concept" in bare("A route is valid in both directions.", 2)
