@@ -310,14 +310,13 @@ _BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|wh
 
 
 def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
-    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    verdict = _VERDICT.search(rest)
-    if verdict and not _BETWEEN.search(rest, 0, verdict.start()):
-        return True
     # revision 15: the match as an adjunct of a verdict just given ("Only non-square boards are affected, in
     # both directions"): it says how the failing inputs fail, not the rule
-    before = re.split(r"[.;:!?]", hint[:found.start()])[-1]
-    return bool(_ADJUNCT_OF_VERDICT.search(before))
+    if _ADJUNCT_OF_VERDICT.search(re.split(r"[.;:!?]", hint[:found.start()])[-1]):
+        return True
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    verdict = _VERDICT.search(rest)
+    return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
 
 
 _ADJUNCT_OF_VERDICT: Final = re.compile(r"\b(?:(?:is|are)\s+affected|fail(?:s|ed)?|go(?:es)?\s+wrong|break(?:s)?)\s*,\s*$",
