@@ -22,7 +22,10 @@ each rule to what its boundary reserves where revisions 9-11 had erred on sets t
 of literals and operators is data, a condition on the output or a verdict is no input pattern, a value
 compared in quantity is no location, a norm set against what happens is the symptom); revision 14 narrowed
 the rules whose first-seen wrong-alone count was not below their right-alone count (L1 modals, contrasts with an
-article, L5 formulas in mathematics' notation, see each module); their
+article, L5 formulas in mathematics' notation, see each module); revision 15 read example data as data
+(:mod:`.leakage_examples`: a literal of the input or output, a span after "for example", and "<example> should
+be <value>" its expected output) and an L1 hint's clauses on the output or the expected answer as the symptom
+(:mod:`.leakage_symptoms`), and narrowed pointing, places and L5 idioms (see each module); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.

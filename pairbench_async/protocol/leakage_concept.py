@@ -11,7 +11,9 @@ two numbers") does. Revision 14 (each rule by its first-seen right-alone / wrong
 with an article ("the parity decision, not the double loop") picks a place or a value against another, so only
 one of extent, quantity or manner ("not just", "not zero", "not in position") is the rule; a property in the
 subject of a verdict on inputs ("Withdrawals strictly below the balance are handled correctly") picks out inputs
-(L2). Reads the hint only. Pure: no I/O.
+(L2). Revision 15: a contrast whose other term is a part of the program (", not in the search loop") sets two
+places apart, a location; a phrase attached to a verdict on inputs ("are affected, in both directions") says how
+they fail. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -319,8 +321,8 @@ def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
     return bool(verdict) and not _BETWEEN.search(rest, 0, verdict.start())
 
 
-_ADJUNCT_OF_VERDICT: Final = re.compile(r"\b(?:(?:is|are)\s+affected|fail(?:s|ed)?|go(?:es)?\s+wrong|break(?:s)?)\s*,\s*$",
-                                        re.I)
+_ADJUNCT_OF_VERDICT: Final = re.compile(
+    r"\b(?:(?:is|are)\s+affected|fail(?:s|ed)?|go(?:es)?\s+wrong|break(?:s)?)\s*,\s*$", re.I)
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

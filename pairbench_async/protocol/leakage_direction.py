@@ -10,8 +10,12 @@ wrong alone 12 times for 25 right, 3 of them at L1 where it was never right): at
 neither the programmer nor the program is the expected behaviour; a modal in a comparative ("fewer players than
 should advance") is the expected output; at L5 a passive norm on a thing of the problem ("padding has to be added
 at the high-order end") states what holds, as the active does; comparing a part with how another is done points
-at two places; a noun and its infinitive heading a colon ("Invariant to maintain:") is no instruction. Reads the
-hint only. Pure: no I/O.
+at two places; a noun and its infinitive heading a colon ("Invariant to maintain:") is no instruction. Revision 15
+(the classes of revision 14's first-seen false positives): a pointing verb with a program name ("Check `col_index`,
+the loop that ...") points as "Check the loop" does; a direction match in the contrast after a norm ("should own its
+counts, but a change to one level's counts shows up ...") is what happens; "you need to reason about / think about"
+asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
+... Expected ...") is a test. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

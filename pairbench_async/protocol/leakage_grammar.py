@@ -20,7 +20,9 @@ An input pattern is recognised by construction too: a plural noun qualified by a
 ("numerals such as IV, IX", "islands shaped like a U") or a relative clause over the plural noun
 that opens a sentence ("Strings that open brackets and never close them ..."), unless the
 clause is about the program or its output, or (revision 13) its predicate is the output's verdict on
-the input ("passwords that should be reported as WEAK"). Pure: no I/O.
+the input ("passwords that should be reported as WEAK"). Revision 15: a base verb after "and" inside a plural
+relative clause ("the lines that call `f` and multiply by ...") is that clause's verb, not a coordinated
+imperative. Pure: no I/O.
 """
 
 from __future__ import annotations

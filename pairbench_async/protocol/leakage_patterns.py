@@ -74,7 +74,9 @@ three letters that is a word of prose or mathematics ("day", "gcd"), unquoted an
 Revision 14: code spans pair their backticks left to right (a search from any backtick read the prose between
 two spans as one); at L5 a formula in mathematics' notation ("lcm = product / gcd", "ceil(s/2)": names, numbers,
 = + - * / ^, no builtin, index, method or Python operator, outside backticks, not a value the program is told to
-take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`).
+take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`); revision 15:
+so does, at L5, a code span in one-letter placeholders no program uses ("`[x] * n` creates n references to the
+same x", :func:`idiom_reasons`).
 
 Pure: no I/O.
 """

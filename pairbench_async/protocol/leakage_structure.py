@@ -26,6 +26,10 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   around it. Reads the reference as hidden data; the quote rule (:mod:`.leakage_quotes`)
   still reports verbatim runs as quotes.
 
+Revision 15: the candidate's own expression inside a relative clause that tells what a part of the program
+does ("the two lines that call `normalize` and multiply by `target / original`") names the place, even where
+the reference changes that line; told as what the part should do, it is code.
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """
@@ -207,8 +211,8 @@ _REPLACED: Final = re.compile(r"\b(?:replace|replacing|rewrite|rewriting)\s+(?:[
 
 
 #: a relative clause after a part of the program, up to the fragment, in one sentence
-_DESCRIBING: Final = re.compile(rf"\b(?:{_PLACE_NOUN}|code|helper|function)s?\b[^.;:!?]*?\b(?:that|which)\s+[a-z]+\b[^.;:!?]*$",
-                                re.I)
+_DESCRIBING: Final = re.compile(
+    rf"\b(?:{_PLACE_NOUN}|code|helper|function)s?\b[^.;:!?]*?\b(?:that|which)\s+[a-z]+\b[^.;:!?]*$", re.I)
 _PRESCRIBED: Final = re.compile(r"\b(?:should|must|need|needs|has\s+to|have\s+to|ought|instead|rather|"
                                 r"supposed|want|meant)\b", re.I)
 

@@ -44,7 +44,8 @@ def test_a_one_letter_example_is_data_even_if_the_program_holds_that_name() -> N
 
 
 #: a candidate and the reference that fixes it (the multiplication moved before the rounding)
-CANDIDATE = ("def seat_index(deck):\n    n = 0\n    for ch in deck:\n        n = n * 26 + ord(ch) - 65\n    return n\n\n\n"
+CANDIDATE = ("def seat_index(deck):\n    n = 0\n    for ch in deck:\n"
+             "        n = n * 26 + ord(ch) - 65\n    return n\n\n\n"
              "def book(adults, children, rate):\n    fare = round(rate)\n    fare = fare * adults + children\n"
              "    return fare\n")
 REFERENCE = CANDIDATE.replace("    fare = round(rate)\n    fare = fare * adults + children\n",
