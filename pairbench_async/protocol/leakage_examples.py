@@ -39,7 +39,7 @@ _PLACE: Final = re.compile(r"\b(?:expression|condition|comparison|line|call|chec
                            r"helper|program|operator|assignment|counter|flag)s?\b", re.I)
 #: a repair verb in the cue's clause makes what follows a thing to write ("write it like `a + b`")
 _REPAIR: Final = re.compile(r"\b(?:write|use|replace|change|set|return|make|turn|update|assign|initiali[sz]e|"
-                            r"compute|add|append|put)\b", re.I)
+                            r"compute|add|append|put|try|something|instead|rather)\b", re.I)
 #: what makes a span a statement, even after a cue
 _STATEMENT: Final = re.compile(r"\b(?:if|elif|else|for|while|return|def|class|import|lambda|yield|not|and|or|in)\b|"
                                r"[+\-*/%|&^]=|\.[A-Za-z_]\w*\s*\(|[A-Za-z_]\w*\s*\[")
@@ -63,12 +63,17 @@ def _nonempty_literal(value: str) -> bool:
     return isinstance(parsed, (tuple, list, dict, set, str)) and len(parsed) > 0
 
 
-def _cued(hint: str, start: int) -> bool:
-    """Whether an example cue precedes ``start`` in its own sentence (spans masked, their dots aside)."""
-    before = re.sub(r"`[^`\n]*`", lambda m: "x" * len(m.group()), hint[:start])
-    ends = list(_SENTENCE_END.finditer(before))
-    clause = before[ends[-1].end():] if ends else before
-    return bool(_CUE.search(clause)) and not _REPAIR.search(clause) and not _PLACE.search(clause)
+def _cued(hint: str, start: int, end: int) -> bool:
+    """Whether an example cue precedes the span at ``start``-``end`` in its own sentence (spans masked, their
+    dots aside), with no repair verb or part of the program in that sentence ("something like `a - b`
+    instead": a thing to write)."""
+    masked = re.sub(r"`[^`\n]*`", lambda m: "x" * len(m.group()), hint)
+    ends = list(_SENTENCE_END.finditer(masked, 0, start))
+    clause = masked[ends[-1].end() if ends else 0: start]
+    after = _SENTENCE_END.search(masked, end)
+    rest = masked[end: after.start() if after else len(masked)]
+    return bool(_CUE.search(clause)) and not any(_REPAIR.search(part) or _PLACE.search(part)
+                                                 for part in (clause, rest))
 
 
 def example_spans(hint: str, literals: bool = True) -> list[str]:
@@ -81,10 +86,10 @@ def example_spans(hint: str, literals: bool = True) -> list[str]:
         quoted = found.group()[0] != "`"
         if quoted and not re.search(r"[\d]", content) and len(content) > 1:
             continue  # a quoted word ('compact') is a word of the prose, not necessarily data
-        if _literal(content) and (literals or (not quoted and _cued(hint, found.start()))):
+        if _literal(content) and (literals or (not quoted and _cued(hint, found.start(), found.end()))):
             out.append(found.group())
             continue
-        if quoted or not _cued(hint, found.start()):
+        if quoted or not _cued(hint, found.start(), found.end()):
             continue
         given = _GIVEN.fullmatch(content)
         if given:

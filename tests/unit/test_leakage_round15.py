@@ -23,6 +23,8 @@ def test_a_literal_of_the_data_in_backticks_is_no_code() -> None:
     # a name of the program outside the strings, an empty container or a method is still code
     assert "code" in bare('It fails when `fares["AB"] = 3` runs twice.', 2)
     assert "code" in bare("Start from `fares = {}` before the loop.", 4)
+    # a span after "like" that the hint offers to write is code, not an example
+    assert "code" in bare("Short routes fail; something like `fare - discount` would do instead.", 2)
 
 
 def test_an_example_and_its_expected_output_is_no_rule_or_change() -> None:
