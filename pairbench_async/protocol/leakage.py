@@ -22,7 +22,10 @@ each rule to what its boundary reserves where revisions 9-11 had erred on sets t
 of literals and operators is data, a condition on the output or a verdict is no input pattern, a value
 compared in quantity is no location, a norm set against what happens is the symptom); revision 14 narrowed
 the rules whose first-seen wrong-alone count was not below their right-alone count (L1 modals, contrasts with an
-article, L5 formulas in mathematics' notation, see each module); their
+article, L5 formulas in mathematics' notation, see each module); revision 15 read example data as data
+(:mod:`.leakage_examples`: a literal of the input or output, a span after "for example", and "<example> should
+be <value>" its expected output) and an L1 hint's clauses on the output or the expected answer as the symptom
+(:mod:`.leakage_symptoms`), and narrowed pointing, places and L5 idioms (see each module); their
 docstrings state each rule, and :mod:`.boundaries` holds Table II's boundaries they
 enforce. Each rejection reason starts with its rule name, which for the Table II rules
 is the boundary it broke (or ``quote`` / ``length`` / ``empty``). Pure: no I/O.
@@ -53,8 +56,9 @@ from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
 from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
+from .leakage_examples import example_spans, expected_tail
 from .leakage_mechanisms import failing_class_reasons, held_value_reasons
-from .leakage_patterns import code_reasons, formula_reasons, location_reasons, program_names
+from .leakage_patterns import code_reasons, formula_reasons, idiom_reasons, location_reasons, program_names
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
@@ -64,6 +68,7 @@ from .leakage_structure import (
     quoted_spans,
     structural_code_reasons,
 )
+from .leakage_symptoms import without_expected_clauses, without_output_sentences
 
 __all__ = [
     "HiddenData",
@@ -189,19 +194,25 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if len(text) > policy.max_chars:
         reasons.append(f"length: {len(text)} characters (at most {policy.max_chars})")
     shape = program_shape(candidate_code, hidden.reference)
-    quoted = candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
+    # revision 15: example data in backticks or quotes (a literal, or a span after "for example") is no code,
+    # and what the sentence says it should give is its expected output; a cued example the candidate's code
+    # also holds is still a quote of it unless it is one character ("for example `aaaa` or just `q`")
+    examples, cued = example_spans(text), example_spans(text, literals=False)
+    quoted = [q for q in candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
+              if not (q in cued and len(q.strip("`'\"").strip()) == 1)]
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
     # wording rules read the hint without it; a fragment the hint tells the candidate to write is code
     # "the int(...) conversion": a call named, not written; "out-of-grid": a hyphen, not a minus
     worded = _HYPHEN.sub("_", _NAMED_CALL.sub("CODE", text))
-    data = data_fragments(text, shape, problem)
+    data = data_fragments(text, shape, problem) + examples
     # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
     for fragment in sorted({*quoted, *data}, key=len, reverse=True):
-        worded = worded.replace(fragment, "CODE")
+        worded = worded.replace(fragment, "" if fragment in examples else "CODE")
     code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
     if level == 5:
-        # revision 14: a formula in mathematics' notation states L5's rule, not code
-        formulas = formula_reasons(code, text)
+        # revision 14: a formula in mathematics' notation states L5's rule, not code; revision 15: nor does a
+        # generic idiom in placeholders ("`[x] * n` creates n references to the same x")
+        formulas = formula_reasons(code, text) + idiom_reasons(code, shape.names)
         code = [reason for reason in code if reason not in formulas]
     reasons += code
     if level < 4 and quoted:
@@ -209,7 +220,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 2:
         # a call of the problem's function on literals is a failing input, which L2 first shows (revision 11)
         calls = [fragment for fragment in data if _CALLED.match(fragment)]
-        reasons += (input_pattern_reasons(text) or failing_class_reasons(text)
+        # revision 15: a clause about the expected answer picks out no inputs
+        symptom = without_expected_clauses(text)
+        reasons += (input_pattern_reasons(symptom) or failing_class_reasons(symptom)
                     or [f"input_pattern: gives a failing input {calls[0][:40]!r} (reserved for L2 and above)"
                         for _ in calls[:1]])
     # revision 12: an example input (a call of the problem's function on literals, a parameter given a
@@ -219,13 +232,20 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     prose = text
     for fragment in sorted(set(data), key=len, reverse=True):
         prose = prose.replace(fragment, "the example")
+    # a literal the hint cites with no example cue may still name its place ("the `1` in the range"): the
+    # location rule reads it
+    placed = text
+    for fragment in sorted({*data} - ({*examples} - {*cued}), key=len, reverse=True):
+        placed = placed.replace(fragment, "the example")
     expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
+    expected = prose = expected_tail(expected, shape.names) if examples else expected
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(prose, own_names)
+        reasons += location_reasons(placed, own_names)
     if level < 5:
-        reasons += concept_reasons(expected)
+        # revision 15: at L1 a sentence on the program's output as subject is the symptom, no rule
+        reasons += concept_reasons(without_output_sentences(expected) if level == 1 else expected)
     if level < 6:
         reasons += direction_reasons(prose, shape.names, frozenset(public_words), level)
     reasons += quote_reasons(text, hidden, f"{problem}\n{candidate_code}", policy, outputs)

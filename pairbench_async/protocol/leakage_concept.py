@@ -11,7 +11,9 @@ two numbers") does. Revision 14 (each rule by its first-seen right-alone / wrong
 with an article ("the parity decision, not the double loop") picks a place or a value against another, so only
 one of extent, quantity or manner ("not just", "not zero", "not in position") is the rule; a property in the
 subject of a verdict on inputs ("Withdrawals strictly below the balance are handled correctly") picks out inputs
-(L2). Reads the hint only. Pure: no I/O.
+(L2). Revision 15: a contrast whose other term is a part of the program (", not in the search loop") sets two
+places apart, a location; a phrase attached to a verdict on inputs ("are affected, in both directions") says how
+they fail. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -183,7 +185,8 @@ def _contrast(hint: str) -> re.Match[str] | None:
         start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?,\n"), default=-1) + 1
         clause = hint[start: found.start()]
         if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not OUTPUT_CUE.search(clause)
-                and not TOO.search(clause) and not state_reasons(clause)):
+                and not TOO.search(clause) and not state_reasons(clause)
+                and not _OTHER_PLACE.match(hint, found.end())):
             return found
     return None
 
@@ -195,6 +198,11 @@ def _contrast(hint: str) -> re.Match[str] | None:
 _PART: Final = (r"(?:program|solution|code|loop|function|scan|search|traversal|branch|statement|division|print|"
                 r"expression|call|defaults?|assignment|update|initiali[sz]ation|variable|dictionary|dict|array|"
                 r"table|counter|stack)")
+#: revision 15: a contrast whose other term is a part of the program ("in the line that creates `coach`, not
+#: in the search loop that ...") sets one place against another, a location (L4), not the rule
+_OTHER_PLACE: Final = re.compile(rf"\s+(?:the|this|that|your|its|a|an)\s+(?:[\w-]+\s+){{0,2}}?"
+                                 rf"(?:{_PART}|line|block|helper|method|condition|check|step)s?\b", re.I)
+
 _PROGRAM_SUBJECT: Final = re.compile(
     rf"(?:\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){{0,2}}?{_PART}\b(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?"
     r"|(?<![\w'])(?:it|they)\b)\s+(?:(?:later|then|now|still|also|again|just|simply|only)\s+)?"
@@ -305,9 +313,17 @@ _BETWEEN: Final = re.compile(r"\b(?:because|since|as|so|but|and\s+(?:so|then)|wh
 
 
 def _judged_inputs(hint: str, found: re.Match[str]) -> bool:
+    # revision 15: the match as an adjunct of a verdict just given ("Only non-square boards are affected, in
+    # both directions"): it says how the failing inputs fail, not the rule
+    if _ADJUNCT_OF_VERDICT.search(re.split(r"[.;:!?]", hint[:found.start()])[-1]):
+        return True
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
     verdict = _VERDICT.search(rest)
     return verdict is not None and not _BETWEEN.search(rest, 0, verdict.start())
+
+
+_ADJUNCT_OF_VERDICT: Final = re.compile(
+    r"\b(?:(?:is|are)\s+affected|fail(?:s|ed)?|go(?:es)?\s+wrong|break(?:s)?)\s*,\s*$", re.I)
 
 
 #: revision 13: "the words the problem defines", "what the task expects": the problem cited inside a relative

@@ -10,8 +10,12 @@ wrong alone 12 times for 25 right, 3 of them at L1 where it was never right): at
 neither the programmer nor the program is the expected behaviour; a modal in a comparative ("fewer players than
 should advance") is the expected output; at L5 a passive norm on a thing of the problem ("padding has to be added
 at the high-order end") states what holds, as the active does; comparing a part with how another is done points
-at two places; a noun and its infinitive heading a colon ("Invariant to maintain:") is no instruction. Reads the
-hint only. Pure: no I/O.
+at two places; a noun and its infinitive heading a colon ("Invariant to maintain:") is no instruction. Revision 15
+(the classes of revision 14's first-seen false positives): a pointing verb with a program name ("Check `col_index`,
+the loop that ...") points as "Check the loop" does; a direction match in the contrast after a norm ("should own its
+counts, but a change to one level's counts shows up ...") is what happens; "you need to reason about / think about"
+asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
+... Expected ...") is a test. Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -53,10 +57,15 @@ _CHANGED: Final = (
     r"computed\s+(?:with|by|using|from\s+(?:the\s+)?(?:right|left|end)|right\s+to\s+left|backwards|in\s+reverse)|"
     r"implemented|handled\s+(?:with|by|using)|moved|placed|started)"
 )
+#: a way of thinking the reader is asked for: no change to the program (revision 15)
+_THINKING: Final = (r"(?:first\s+|also\s+|really\s+)?(?:reason\s+about|think\s+(?:about|of|in\s+terms\s+of)|"
+                    r"understand|reali[sz]e|keep\s+in\s+mind)\b")
 _DIRECTION: Final = re.compile(
     # ("you can see that ...", "you could notice" perceive the symptom, revision 8)
     r"\byou\s+(?:should|must|need\s+to|have\s+to|could|can|might\s+want\s+to|want\s+to|may\s+want\s+to)\b"
     r"(?!\s+(?:already\s+|easily\s+|clearly\s+)?(?:see|notice|tell|observe|spot|verify\s+that|check\s+that)\b)"
+    # "You need to reason about object identity": a way of thinking named (the concept), no change (revision 15)
+    rf"(?!\s+{_THINKING})"
     # "you might want to look at how the events get ordered": pointing at a place (L4), no change (revision 11)
     r"(?!\s+(?:(?:first|also|closely|carefully)\s+)?(?:look|inspect|examine|trace|revisit|re-?read|step\s+through|"
     r"take\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?look)\b)"
@@ -92,7 +101,7 @@ _DIRECTION: Final = re.compile(
     r"(?:would\s+be|is|will\s+be|could\s+be)\b|\bis\s+the\s+(?:remedy|fix|cure|way\s+to\s+go|way\s+to\s+fix\w*)\b|"
     r"\b(?:it|this|that)\s+would\s+(?:help|work|be\s+(?:better|enough|correct|right))\b|\bwould\s+work\s+if\b|"
     r"\bwhat\s+is\s+needed\s+is\b|\bought\s+to\s+(?!be\s+\d|(?:get|receive|print|output|return|show|give|"
-    r"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$)|"
+    rf"produce|yield)\b)\w+|\byou\s+need\b(?!\s*[:.;,)?!]|\s*$|\s+to\s+{_THINKING})|"
     # an expression asked for: "it needs 0 <= nr < h", "it should be (a - 1) // k" (issue 24, round 3)
     r"\b(?:needs|requires)\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>)\s*[`'\"(]*-?[\w.\[\]]+|"
     r"\b(?:should|must|has\s+to|ought\s+to)\s+be\s+[`'\"(]*-?[\w.\[\]]+\)?\s*"
@@ -181,6 +190,10 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     if re.match(r"(?:keep|bear|remember|note|notice|observe|recall|mind)\s+(?:in\s+mind\b|that\b)",
                 " ".join(words).lower()):
         return None
+    # revision 15: a pointing verb with a program name as its object ("Check `col_index`, the loop that ...")
+    # points at a place (L4), as with "the loop"; not "Check for ...", "Check whether ...", "check it before adding"
+    if _pointed(words, clause):
+        return None
     if len(words) > 1 and words[1] in names and words[1].lower() not in _NOUN_AFTER:
         return words[0]
     if len(words) > 1 and words[1].lower() in _NOUN_AFTER:
@@ -224,11 +237,16 @@ def _imperative(clause: str, names: frozenset[str] = frozenset()) -> str | None:
     if experiment and not _PROGRAM_PART.search(" ".join(words)[experiment.end():]):
         return None
     # "Check the loop ..." points at a place; "Check for an empty list first" asks for a new test
-    if words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
-            len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
-            words[0].lower() in ("check", "verify") and re.search(r"\b(?:before|after)\s+\w+ing\b", clause)):
+    if _pointed(words, clause):
         return None
     return words[0]
+
+
+def _pointed(words: list[str], clause: str) -> bool:
+    """Whether a clause opening with ``words`` points at a place: "Check the loop ...", "Inspect `total`"."""
+    return words[0].lower() in ("check", "examine", "inspect", "look", "verify") and (
+        len(words) < 2 or words[1].lower() not in ("for", "whether", "that", "if")) and not (
+        words[0].lower() in ("check", "verify") and bool(re.search(r"\b(?:before|after)\s+\w+ing\b", clause)))
 
 
 #: what comes right before a repair word that makes it part of a description: a relative clause with
@@ -418,6 +436,10 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     reasons: list[str] = []
     sentences = SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
+        # revision 15: "Use a garage with 2 levels ...: park 'A' ..." before "Expected (1, 'compact')": a test
+        # scenario set up, not a change to the program
+        if _SCENARIO.match(sentence) and _EXPECTED_LATER.search(" ".join(sentences[index + 1:])):
+            continue
         # "Lowercasing the line first ... rather than ...": a repair told as a gerund
         gerund = re.match(r"\s*([A-Z][a-z]+ing)\b[^.\n]{0,80}?\b(?:rather\s+than|instead\s+of)\b", sentence)
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
@@ -442,6 +464,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
             reasons.append(f"direction: request {verb!r}")
             break
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
+                  and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
                   and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
                                                        or not _asked_expression(m.group(), names)
@@ -452,6 +475,33 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     return reasons
+
+
+#: revision 15: a scenario set up (an instance of the problem's thing with numbers), then its expected output
+_SCENARIO: Final = re.compile(r"\s*(?:use|take|try|consider|imagine|picture|start\s+with|set\s+up)\s+(?:a|an|one)\s+"
+                              r"[\w-]+\s+with\s+\d", re.I)
+_EXPECTED_LATER: Final = re.compile(r"\bexpected\b|\bthe\s+(?:right|correct)\s+(?:answer|output|result)\s+is\b", re.I)
+
+
+#: revision 15: a norm set against what happens ("Each level should own its own counts, but a change to one
+#: level's counts shows up on every level"): the contrast clause is what the program does, an observation,
+#: as revision 13 read it for concept; a modal or an imperative in the contrast keeps it a direction
+_NORM_THEN_BUT: Final = re.compile(r"\b(?:should|must|ought\s+to|has\s+to|have\s+to|is\s+supposed\s+to)\b[^.;!?\n]*?"
+                                   r"(?:,|;)?\s+(?:but|yet|whereas)\s+(?P<rest>[^.;!?\n]*)$", re.I)
+_CONTRAST_MODAL: Final = re.compile(r"\b(?:should|must|need|needs|has\s+to|have\s+to|ought|you|fix|instead|rather)\b",
+                                    re.I)
+
+
+def _observed_against_norm(hint: str, found: re.Match[str]) -> bool:
+    """Whether ``found`` lies in the contrast clause after a norm, one that tells what happens (see above)."""
+    start = max(hint.rfind(mark, 0, found.start()) for mark in ".;!?\n") + 1
+    stop = re.search(r"[.;!?\n]", hint[found.end():])
+    clause = hint[start: found.end() + (stop.start() if stop else len(hint))]
+    norm = _NORM_THEN_BUT.search(hint[start: found.start()])
+    if not norm:
+        return False
+    contrast = clause[norm.start("rest"):]
+    return not _CONTRAST_MODAL.search(contrast)
 
 
 def _expected_at_l1(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:

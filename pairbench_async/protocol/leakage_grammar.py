@@ -20,7 +20,9 @@ An input pattern is recognised by construction too: a plural noun qualified by a
 ("numerals such as IV, IX", "islands shaped like a U") or a relative clause over the plural noun
 that opens a sentence ("Strings that open brackets and never close them ..."), unless the
 clause is about the program or its output, or (revision 13) its predicate is the output's verdict on
-the input ("passwords that should be reported as WEAK"). Pure: no I/O.
+the input ("passwords that should be reported as WEAK"). Revision 15: a base verb after "and" inside a plural
+relative clause ("the lines that call `f` and multiply by ...") is that clause's verb, not a coordinated
+imperative. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -236,6 +238,12 @@ def coordinated_imperative(clause: str, names: frozenset[str] = frozenset()) -> 
     """A change verb coordinated with an imperative or request ("look one character ahead and subtract
     the current value"): ``and <verb> <object>`` after an opening verb."""
     for found in re.finditer(r"\band\s+(?:then\s+|also\s+)?(?=[a-z])", clause):
+        # revision 15: "the two lines that call `f` and multiply by ...": a base verb after "and" shares the
+        # form of a plural relative clause's verb, so it is that clause's (what the program does), not an
+        # imperative; after "the loop that sums ... and reset", a verb in -s, it is the reader's
+        relative = list(re.finditer(r"\b(?:that|which)\s+([a-z]+)\b", clause[:found.start()]))
+        if relative and not re.search(r"(?:s|ed)$", relative[-1].group(1)) and relative[-1].group(1) not in CLOSED:
+            continue
         verb = constructed_imperative(clause[found.end():], names)
         if verb:
             return verb

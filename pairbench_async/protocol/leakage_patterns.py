@@ -74,7 +74,9 @@ three letters that is a word of prose or mathematics ("day", "gcd"), unquoted an
 Revision 14: code spans pair their backticks left to right (a search from any backtick read the prose between
 two spans as one); at L5 a formula in mathematics' notation ("lcm = product / gcd", "ceil(s/2)": names, numbers,
 = + - * / ^, no builtin, index, method or Python operator, outside backticks, not a value the program is told to
-take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`).
+take) states the rule L5 gives, not code (:func:`formula_reasons`, applied by :mod:`.leakage`); revision 15:
+so does, at L5, a code span in one-letter placeholders no program uses ("`[x] * n` creates n references to the
+same x", :func:`idiom_reasons`).
 
 Pure: no I/O.
 """
@@ -240,6 +242,28 @@ def formula_reasons(reasons: list[str], hint: str) -> list[str]:
                 continue
             if isinstance(fragment, str) and len(fragment) < 40 and mathematical_formula(fragment, hint):
                 out.append(reason)
+    return out
+
+
+#: revision 15: at L5, an inline code span written in one-letter placeholders none of the programs use ("`[x] *
+#: n` creates n references to the same x"): a generic idiom that explains the concept L5 gives, not the
+#: program's code; a span with a name of the program ("`[free] * levels`") stays code
+_IDIOM_KIND: Final = "code: inline code span "
+
+
+def idiom_reasons(reasons: list[str], names: frozenset[str]) -> list[str]:
+    """Of ``reasons``, the inline code span reasons that only read a generic idiom in placeholders (L5 drops them)."""
+    out = []
+    for reason in reasons:
+        if not reason.startswith(_IDIOM_KIND):
+            continue
+        try:
+            span = ast.literal_eval(reason[len(_IDIOM_KIND):])
+        except (ValueError, SyntaxError):
+            continue
+        words = re.findall(r"[A-Za-z_]\w*", span) if isinstance(span, str) and span.endswith("`") else []
+        if words and all(len(word) == 1 and word not in names for word in words):
+            out.append(reason)
     return out
 
 

@@ -26,6 +26,10 @@ code, pseudocode, or exact patch", so code is reserved for no level.
   around it. Reads the reference as hidden data; the quote rule (:mod:`.leakage_quotes`)
   still reports verbatim runs as quotes.
 
+Revision 15: the candidate's own expression inside a relative clause that tells what a part of the program
+does ("the two lines that call `normalize` and multiply by `target / original`") names the place, even where
+the reference changes that line; told as what the part should do, it is code.
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """
@@ -206,6 +210,19 @@ _REPLACED: Final = re.compile(r"\b(?:replace|replacing|rewrite|rewriting)\s+(?:[
                              re.I)
 
 
+#: a relative clause after a part of the program, up to the fragment, in one sentence
+_DESCRIBING: Final = re.compile(
+    rf"\b(?:{_PLACE_NOUN}|code|helper|function)s?\b[^.;:!?]*?\b(?:that|which)\s+[a-z]+\b[^.;:!?]*$", re.I)
+_PRESCRIBED: Final = re.compile(r"\b(?:should|must|need|needs|has\s+to|have\s+to|ought|instead|rather|"
+                                r"supposed|want|meant)\b", re.I)
+
+
+def _described(before: str) -> bool:
+    """Whether ``before`` ends inside a relative clause describing what a part of the program does."""
+    found = _DESCRIBING.search(before)
+    return bool(found) and not _PRESCRIBED.search(found.group())
+
+
 def _in_words(rest: str) -> bool:
     """Whether what replaces the quoted code ("... with a two-sided range check") is told in words."""
     sentence = re.split(r"[.;!?\n]", rest, maxsplit=1)[0]
@@ -287,6 +304,10 @@ def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozense
                         and _squash(text) in shape.candidate and _in_words(hint[found.end():]))
         quote = replaced or (found.group("lhs") is None and verbatim and not _STATEMENT_LEAD.search(before)
                  and bool(found.group("alone") or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after)))
+        # revision 15: inside a relative clause that tells what a part of the program does ("the two lines
+        # ... that call `normalize` and multiply by `target / original`"), the candidate's own expression
+        # describes the place; told as what the part should do ("that should multiply by ...") it is code
+        quote = quote or (verbatim and _described(hint[: found.start()]))
         # revision 11: a statement of the candidate, whole as the candidate has it (with its "if" or
         # "return") and set off as a citation (backticks or quotes around it), quoted as the place it
         # stands ("look at `if s > ends[j]`", "the `result = balances` line", "right after `total += ...`"),

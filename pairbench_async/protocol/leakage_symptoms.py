@@ -1,0 +1,61 @@
+"""What an L1 hint may say: the symptom, the program's output set against the expected one (revision 15).
+
+L1 gives the symptom only, so the input-pattern and concept rules are strict there; but a clause about the
+output or the expected answer picks out no inputs and states no rule. First seen by revision 14 on three
+blind sets, four of its L1 false positives were such clauses ("prints FULL in cases where the coach still
+has room", "returned None for a call where the expected answer was a car index", "on some lines the words
+are stretched apart ... where the expected output has single spaces", "strings returned by your converter
+are not valid ...: they come back one character too long"). By structure:
+
+* a subordinate clause (``where``, ``when``, ``in cases where``) that holds the expected answer ("the
+  expected answer", "should have been", "still has": what the program's output denies) is the expected
+  behaviour, not a condition on the input;
+* a clause elaborating the output after a colon ("Your output doesn't match: on some lines ...") that
+  sets it against the expected output is the symptom;
+* a sentence whose subject is the program's output ("Some output lines show ...", "strings returned by
+  your converter are ...") is the symptom, up to a clause giving a reason ("because", "since", "so"),
+  which may still state the rule.
+
+The input-pattern rule reads an L1 hint without the first two, the concept rule without the third.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["without_expected_clauses", "without_output_sentences"]
+
+#: the expected answer, or the state the output denies
+_EXPECTATION: Final = re.compile(r"\bexpected\b|\bshould\s+have\s+been\b|\bstill\s+(?:has|have|had)\b", re.I)
+#: a subordinate clause, up to the end of its clause
+_SUBORDINATE: Final = re.compile(r"\b(?:in\s+cases?\s+|for\s+(?:a|an|the|each|some)\s+\w+\s+)?(?:where|when|whenever)\b"
+                                 r"[^.;:!?\n]*", re.I)
+#: a clause after a colon that follows a mention of the output
+_ELABORATED: Final = re.compile(r"(?P<head>\b(?:your|the)\s+output\b[^.;:!?\n]*:)(?P<clause>[^.;!?\n]*)", re.I)
+#: an input lead inside the elaborating clause keeps it (it may pick out inputs)
+_INPUT_LEAD: Final = re.compile(r"\b(?:for|if|whenever|inputs?|tests?\s+with)\b", re.I)
+#: a sentence opening on the program's output as its subject
+_OUTPUT_OPENING: Final = re.compile(
+    r"(?:^|(?<=[.;!?]\s))\s*(?:(?:some|all|many|several|a\s+few|most)\s+(?:of\s+)?)?(?:the\s+|your\s+)?"
+    r"(?:output\s+(?:lines?|values?|rows?|strings?)|(?:\w+[\s-]){0,2}?\w+s?\s+(?:returned|printed|produced|"
+    r"output)\s+by\s+(?:your|the)\s+\w+)\b(?P<rest>[^.!?\n]*)", re.I)
+_REASON: Final = re.compile(r"\b(?:because|since|so\s+that|so|as\s+a\s+result|which\s+means)\b", re.I)
+
+
+def without_expected_clauses(hint: str) -> str:
+    """``hint`` with the clauses about the expected answer blanked (the input-pattern rule's view at L1)."""
+    def elaborated(found: re.Match[str]) -> str:
+        clause = found.group("clause")
+        keep = not _EXPECTATION.search(clause) or _INPUT_LEAD.search(clause[: _EXPECTATION.search(clause).start()])
+        return found.group() if keep else found.group("head")
+    text = _ELABORATED.sub(elaborated, hint)
+    return _SUBORDINATE.sub(lambda m: "" if _EXPECTATION.search(m.group()) else m.group(), text)
+
+
+def without_output_sentences(hint: str) -> str:
+    """``hint`` with each sentence on the output as subject blanked up to a reason (the concept rule's view at L1)."""
+    def blank(found: re.Match[str]) -> str:
+        reason = _REASON.search(found.group("rest"))
+        return "" if reason is None else found.group("rest")[reason.start():]
+    return _OUTPUT_OPENING.sub(blank, hint)
