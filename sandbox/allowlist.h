@@ -408,7 +408,7 @@ static int emit_rule(struct filter *f, enum pb_rule rule)
         return 0;
     case PB_SENDTO:
         /* a destination address would reach a named socket (confine.c) */
-        emit_unaddressed(f);
+        emit_arg_zero(f, 4);
         return 0;
     case PB_FCNTL:
         return emit_values(f, 1, fcntl_cmds, PB_N(fcntl_cmds), PB_DENY(EPERM));

@@ -412,14 +412,15 @@ static void emit_arch_check(struct filter *f)
 #endif
 }
 
-/* sendto's destination address (argument 4, all 64 bits of the pointer) must be
- * NULL: then it is send() on an already connected, unnamed socket. Six
+/* Argument n, all 64 bits, must be 0, else EPERM: sendto's destination address
+ * (argument 4: NULL is send() on an already connected, unnamed socket), or
+ * sched_setattr's pid (argument 0: the caller itself). Six
  * instructions, each path ending in a return. */
-static void emit_unaddressed(struct filter *f)
+static void emit_arg_zero(struct filter *f, int n)
 {
-    emit(f, LOAD(ARG_LO(4)));
+    emit(f, LOAD(ARG_LO(n)));
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-    emit(f, LOAD(ARG_HI(4)));
+    emit(f, LOAD(ARG_HI(n)));
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
     emit(f, RET_ERRNO(EPERM));
     emit(f, RET_ALLOW);
@@ -469,15 +470,10 @@ static int build_worker_filter(struct filter *f, int serving)
     /* sendto with a destination address would reach a named socket; without one
      * it is send() on an already connected (unnamed) socket. */
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, 6));
-    emit_unaddressed(f);
+    emit_arg_zero(f, 4);
     /* sched_setattr on itself (pid 0) only: the zygote's time slice (pb_timekeeper) */
     emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_setattr, 0, 6));
-    emit(f, LOAD(ARG_LO(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-    emit(f, LOAD(ARG_HI(0)));
-    emit(f, JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
-    emit(f, RET_ERRNO(EPERM));
-    emit(f, RET_ALLOW);
+    emit_arg_zero(f, 0);
     for (i = 0; i < sizeof(worker_denied) / sizeof(worker_denied[0]); i++) {
         if (serving && (worker_denied[i] == __NR_mount || worker_denied[i] == __NR_umount2 ||
                         worker_denied[i] == __NR_setns || worker_denied[i] == __NR_unshare))

@@ -754,37 +754,39 @@ def execute(prog, gate=None):
     if prog.trace:
         report["lines"] = sorted(lines_hit)
     _write_report(report, gate)
-    if gate is not None and gate.late and not report.get("late"):
-        # the interrupt's handler ran only once the report's write returned: written again
-        # (the zygote interrupts only while the report is empty, so it is the harness's)
-        try:
-            os.ftruncate(3, 0)
-            os.lseek(3, 0, os.SEEK_SET)
-        except BaseException:
-            pass
-        _write_report(report, gate)
     return status
 
 
 def _write_report(report, gate):
-    """The report, as JSON, on fd 3, ``late`` in it if the interrupt came while the harness
-    ran (its handler runs right after the C call it arrived in: encoding a large value)."""
-    for _ in range(2):
-        if gate is not None and gate.late:
+    """The report, as JSON, on fd 3, with ``late`` if the interrupt came while the harness
+    ran. Its handler runs right after the C call it arrived in (encoding a large value, or
+    the write itself), so the report is written again until it says what the gate says (at
+    most twice: ``late`` only turns on; the zygote interrupts only while fd 3 is empty, so
+    what is there is the harness's)."""
+    written = False
+    while True:
+        late = gate is not None and gate.late
+        if late:
             report["late"] = True
         try:
             data = json.dumps(report).encode()
         except BaseException:
-            data = json.dumps({"exc": report.get("exc"), "unserialisable": True,
-                               "late": bool(gate is not None and gate.late)}).encode()
-        if not (gate is not None and gate.late and not report.get("late")):
-            break
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(3, view):]
-        except BaseException:
-            break
+            data = json.dumps({"exc": report.get("exc"), "unserialisable": True, "late": late}).encode()
+        if written:
+            try:
+                os.ftruncate(3, 0)
+                os.lseek(3, 0, os.SEEK_SET)
+            except BaseException:
+                pass
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(3, view):]
+            except BaseException:
+                break
+        written = True
+        if gate is None or gate.late == late:
+            return
 
 
 # ----------------------------------------------------------------------------- zygote
