@@ -203,6 +203,10 @@ FRESH.update({30: (29 / 30, 29 / 36, 36), 33: (25 / 27, 25 / 35, 35), 34: (30 / 
 #: after their first measurement: revision 14 0.92 / 0.63 and 0.85 / 0.80; revision 15, whose author never saw
 #: them, 0.92 / 0.63 and 0.88 / 0.80. Floors: revision 15's level minus one hint's worth.
 FRESH.update({35: (22 / 24, 22 / 35, 35), 36: (28 / 32, 28 / 35, 35)})
+#: fresh37-fresh38, two more blind sets (stop 32; fresh37 near a Table II boundary, fresh38 short and natural),
+#: committed after their first measurement: revision 15, whose author never saw them, 0.84 / 0.79 and 0.80 / 0.67
+#: (pooled 0.82 / 0.73). Floors: that level minus one hint's worth.
+FRESH.update({37: (27 / 32, 27 / 34, 34), 38: (24 / 30, 24 / 36, 36)})
 
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
