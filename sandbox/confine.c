@@ -938,9 +938,11 @@ static const char *do_confine(const struct child_spec *c)
             if (i == 1 || c->lim[i] == 0)
                 continue;
             unsigned long long soft = c->lim[i];
-            /* a resident child's go and done pipes (fds 4 and 5) are not the program's files */
+            /* a resident child's go and done pipes (fds 4 and 5) and the copies of its fds
+             * 0-3 its harness keeps to restore them between tests (worker.Interpreter) are
+             * not the program's files */
             if (i == 4 && c->ctl[0] >= 0)
-                soft += 2;
+                soft += 2 + 4;
             unsigned long long hard = i == 0 ? c->lim[1] : soft;
             if (set_limit(resources[i], soft, hard) != 0)
                 return names[i];
@@ -1227,8 +1229,8 @@ static PyObject *pb_set_subreaper(PyObject *self, PyObject *noargs)
 #define OP_ZDIED 13
 #define OP_FATAL 14
 #define FRAME_HEADER_FORMAT "<BI"
-#define TEST_HEAD_FORMAT "<IIIQQQQIB"
-#define RESULT_FORMAT "<iIqqqqqqIIII"
+#define TEST_HEAD_FORMAT "<IIIQQQQIQB"
+#define RESULT_FORMAT "<iIqqqqqqqIIII"
 #define ZDIED_FORMAT "<iB"
 #define FLAG_WALL_TIMEOUT 1
 #define FLAG_CONFINED 2
@@ -1274,6 +1276,10 @@ struct test_head {
                                * child: no fork and no confinement in its time (in ref_tight_us
                                * it replaces floor_us) */
     uint32_t factor;       /* 0: no loop rule */
+    /* a re-run's CPU limit, exactly (0: the rule's, from this zygote's state): the limit a
+     * child of its own had at the test's first place (result_block.alone_us), so that the
+     * tests run between its two runs cannot change it (pool: process._again_alone) */
+    uint64_t pinned_us;
     uint8_t flags;         /* HEAD_START_TIGHT */
 };
 struct result_block { /* RESULT_FORMAT */
@@ -1286,12 +1292,15 @@ struct result_block { /* RESULT_FORMAT */
     /* what the test left in scratch and its stdout and stderr files: counted by
      * hand against the limit where there is no cgroup */
     int64_t held_kb;
+    /* the CPU limit a child of its own had at this place (the lone limit), whatever the
+     * test ran under: what a re-run of it is pinned to (test_head.pinned_us) */
+    int64_t alone_us;
     uint32_t out_len, err_len, chan_len, fault_len;
 };
 #pragma pack(pop)
 _Static_assert(sizeof(struct frame_header) == 1 + 4, "FRAME_HEADER_FORMAT");
-_Static_assert(sizeof(struct test_head) == 4 * 4 + 4 * 8 + 1, "TEST_HEAD_FORMAT");
-_Static_assert(sizeof(struct result_block) == 2 * 4 + 6 * 8 + 4 * 4, "RESULT_FORMAT");
+_Static_assert(sizeof(struct test_head) == 4 * 4 + 5 * 8 + 1, "TEST_HEAD_FORMAT");
+_Static_assert(sizeof(struct result_block) == 2 * 4 + 7 * 8 + 4 * 4, "RESULT_FORMAT");
 
 struct buffer {
     char *data;
@@ -1745,6 +1754,15 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                 shared_limit_us = ts;
         }
         int64_t lone_limit_us = cpu_limit_us;
+        if (th.pinned_us > 0) {
+            /* a re-run: the lone limit of its first place, not this moment's state */
+            int64_t own_us = (int64_t)th.cpu_ms * 1000;
+            int64_t p = (int64_t)th.pinned_us < own_us ? (int64_t)th.pinned_us : own_us;
+            lone_limit_us = shared_limit_us = p;
+            wall_limit_ms = th.wall_ms;
+            if (p < own_us && 3 * p / 1000 + 1000 < wall_limit_ms)
+                wall_limit_ms = 3 * p / 1000 + 1000;
+        }
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
         int alone = !resident || (th.flags & HEAD_ISOLATED);
@@ -1843,6 +1861,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         struct result_block r = {0};
         int64_t clock_us = -1;
         r.flags |= tightened;
+        r.alone_us = lone_limit_us;
         int status = 0, reaped = 0, done = 0, unkept = 0;
         int64_t base_us = 0; /* the child's CPU time when this test was handed to it */
         struct rusage ru;

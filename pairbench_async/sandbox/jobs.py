@@ -240,9 +240,11 @@ class Chunk:
         self.attempt = attempt
 
 
-def test_input(job: Job, index: int, alone: bool = False) -> bytes:
+def test_input(job: Job, index: int, alone: bool = False, pinned_us: int = 0) -> bytes:
     """The payload of test ``index``'s TEST frame: its head (limits), then its input;
-    ``alone``: in a child of its own, never a resident one (a re-run). A test recorded
+    ``alone``: in a child of its own, never a resident one (a re-run); ``pinned_us``: a
+    re-run's CPU limit exactly (the lone limit its first run reported), not the rule's
+    state when it runs again, which the tests run in between may have loosened. A test recorded
     without an expected value or output (a reference's) always runs alone: nothing could
     tell a result that an earlier test's leftovers changed (a ``decimal`` context) from the
     right one."""
@@ -250,7 +252,7 @@ def test_input(job: Job, index: int, alone: bool = False) -> bytes:
     unjudged = test.expected is msgspec.UNSET if job.program.kind == "call" else test.output is None
     alone = alone or unjudged
     flags = (HEAD_START_TIGHT if job.timed_out else 0) | (HEAD_ISOLATED if alone else 0)
-    head = TEST_HEAD.pack(*job.heads[index], flags)
+    head = TEST_HEAD.pack(*job.heads[index], max(0, pinned_us), flags)
     if job.program.kind == "call":
         return head + ARGS.encode([test.args or [], test.kwargs or {}])
     return head + (test.input or "").encode()

@@ -258,7 +258,10 @@ class Worker:
             i = pending.popleft()
             result = decode_result(job, job.tests[i], payload)
             if _again_alone(payload, result):
-                self.write(OP_TEST, test_input(job, i, alone=True))
+                # under the lone limit of its place: the tests run since may have loosened
+                # the rule's state (a slower finished test), which a child of its own
+                # running it there would not have seen
+                self.write(OP_TEST, test_input(job, i, alone=True, pinned_us=_alone_us(payload)))
                 pending.append(i)
                 continue
             tested(result)
@@ -322,6 +325,11 @@ def _again_alone(payload: bytes, result: TestResult) -> bool:
     if result.verdict is Verdict.TLE and flags & FLAG_CPU_TIMEOUT:
         return interrupted_late(payload)
     return True
+
+
+def _alone_us(payload: bytes) -> int:
+    """The CPU limit (us) a child of its own had at a RESULT's test's place."""
+    return int(RESULT.unpack_from(payload)[8])
 
 
 def _describe_status(status: int) -> str:

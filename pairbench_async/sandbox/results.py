@@ -241,8 +241,8 @@ def interrupted_late(payload: bytes) -> bool:
 def _frame(payload: bytes) -> _Frame | None:
     if len(payload) < RESULT.size:
         return None
-    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, n_out, n_err,
-     n_chan, n_fault) = RESULT.unpack_from(payload)
+    (status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb, _alone_us, n_out,
+     n_err, n_chan, n_fault) = RESULT.unpack_from(payload)
     pos = RESULT.size
     raw_out = payload[pos:pos + n_out]
     pos += n_out

@@ -944,10 +944,20 @@ class Interpreter:
     the inbox start at its first byte), the builtins, the working directory, ``sys.path``
     and ``sys.argv``, the recursion and digit limits, trace and profile functions and the
     collector's switch as a lone child would find them, ``random`` seeded afresh, as
-    it is in every forked child (its at-fork hook), and ``sys.modules`` as the child
-    started (a module an earlier test imported is imported again, as in a fresh child)."""
+    it is in every forked child (its at-fork hook), fds 0-3 (the inbox, outputs and
+    report: ``open(0).read()`` closes fd 0 when its file goes) from copies made at the
+    child's start, and the modules the child started with in ``sys.modules``.
+
+    Not restored: what an earlier test imported stays imported, and caches in modules
+    (``re``'s compiled patterns) stay warm. Importing again is unsound for compiled code
+    (an extension's init runs once per process: asyncio's C half would keep the first
+    import's classes, numpy refuses), and no harness can reach every cache. What stays
+    only makes a later test faster, so its verdict can differ from a child of its own's
+    only where that child's is a timeout under the loop rule's tight limit and the full
+    limit's is not (docs/PROTOCOL.md, "One child for a program's tests")."""
 
     def __init__(self):
+        self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
         self.streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
                          isinstance(s.buffer, io.FileIO))
                         for s in (sys.stdin, sys.stdout, sys.stderr)]
@@ -964,6 +974,8 @@ class Interpreter:
     def restore(self):
         sys.settrace(None)
         sys.setprofile(None)
+        for fd, copy in enumerate(self.fds):
+            os.dup2(copy, fd)
         sys.stdin, sys.stdout, sys.stderr = (_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         os.chdir(self.cwd)
@@ -978,11 +990,8 @@ class Interpreter:
             gc.enable()
         if self.random is not None:
             self.random.seed()
-        if sys.modules != self.modules:
-            # the modules a child of its own starts with: what an earlier test imported
-            # (or replaced) is imported again, on this test's time, as in a fresh child
-            for name in [n for n in sys.modules if n not in self.modules]:
-                del sys.modules[name]
+        if any(sys.modules.get(n) is not m for n, m in self.modules.items()):
+            # a module of the child's start that a test replaced or removed
             sys.modules.update(self.modules)
 
 

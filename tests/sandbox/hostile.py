@@ -148,11 +148,16 @@ CASES: list[Case] = [
     # --- integrity: nothing but its own test is visible -----------------------
     # stdio, report channel, and (fds 4 and 5) a resident child's go and done pipes to its
     # zygote: nothing of the worker, of another program or of another test (a child of its
-    # own has 0-3 only: tests/sandbox/test_resident.py)
+    # own has 0-3 only: tests/sandbox/test_resident.py). A resident child also keeps copies
+    # of its own 0-3 (the same open files) to restore them between tests: those are listed
+    # apart, and must be copies of 0-3 and nothing else.
     Case("file_descriptors",
-         "import os\nfds = []\nfor fd in range(4096):\n    try:\n        os.fstat(fd)\n        fds.append(fd)\n"
-         "    except OSError:\n        pass\nprint(fds)\n",
-         V("WA"), stdout_has=("[0, 1, 2, 3, 4, 5]\n",)),
+         "import os\nown = {}\nfor fd in range(4):\n    s = os.fstat(fd)\n    own[(s.st_dev, s.st_ino)] = fd\n"
+         "fds, copies = [], []\nfor fd in range(4096):\n    try:\n        s = os.fstat(fd)\n"
+         "    except OSError:\n        continue\n"
+         "    if fd > 3 and (s.st_dev, s.st_ino) in own:\n        copies.append(own[(s.st_dev, s.st_ino)])\n"
+         "    else:\n        fds.append(fd)\nprint(fds)\nprint('copies', sorted(copies) in ([], [0, 1, 2, 3]))\n",
+         V("WA"), stdout_has=("[0, 1, 2, 3, 4, 5]\ncopies True\n",)),
     Case("memory_search",
          "import gc, os\n"
          "def search():\n"
@@ -166,8 +171,14 @@ CASES: list[Case] = [
          "                continue\n"
          "            text = v if isinstance(v, str) else bytes(v).decode('latin-1')\n"
          "            found.update(k for k, n in needles.items() if n in text)\n"
+         "    own = set()\n"
+         "    for fd in range(4):\n"
+         "        s = os.fstat(fd)\n"
+         "        own.add((s.st_dev, s.st_ino))\n"
          "    for fd in range(4, 64):\n"
-         "        try:\n            data = os.pread(fd, 1 << 20, 0).decode('latin-1')\n        except OSError:\n            continue\n"
+         "        try:\n            s = os.fstat(fd)\n            data = os.pread(fd, 1 << 20, 0).decode('latin-1')\n        except OSError:\n            continue\n"
+         "        if (s.st_dev, s.st_ino) in own:  # the test's own stdio and report (a resident child's copies)\n"
+         "            continue\n"
          "        found.update(f'fd{fd}:{k}' for k, n in needles.items() if n in data)\n"
          "    return sorted(found)\n"
          "print('found', search())\n",

@@ -1,13 +1,14 @@
 """Attacks on the interrupt (stop 31, sandbox/confine.c "Interrupt", worker.Gate): a looping
 test of a resident child is interrupted at its CPU limit and its child takes the next test.
 docs/PROTOCOL.md, "One child for a program's tests": for a program whose tests do not depend
-on what its earlier tests left, every verdict is that of a child per test. Each test here is
-a program whose tests do not depend on one another, and asserts that promise. Each was a
-finding of stop 31's attack (its docstring says what was seen), fixed in worker.py: an
-interrupted test's garbage is collected on its own time before it says done; sys.modules is
-restored to the child's start at each handover (an earlier test's imports are imported again,
-as in a fresh child); an interrupt that comes while the harness runs is reported (``late``)
-and the pool runs that test again alone."""
+on what its earlier tests left, every verdict is that of a child per test, or, where that
+child's is a timeout under the loop rule's tight limit, possibly the full limit's (an import
+or a cache an earlier test left makes a later test faster). Each test here is a program whose
+tests do not depend on one another, and asserts that promise. Each was a finding of stop 31's
+attack (its docstring says what was seen), fixed in worker.py: an interrupted test's garbage
+is collected on its own time before it says done; an interrupt that comes while the harness
+runs is reported (``late``) and the pool runs that test again alone. (The import finding was
+first fixed by restoring sys.modules at each handover; stop 32 took that out: see its test.)"""
 
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ async def own_ref_ms(program: Program, word: str) -> float:
 
 def verdicts(results: list[TestResult]) -> list[str]:
     return [r.verdict.value for r in results]
+
+
+def within_the_promise(resident: list[TestResult], alone: list[TestResult],
+                       full: list[TestResult]) -> bool:
+    """Each resident verdict is a child per test's, or the full limit's where the child's
+    was a timeout under the loop rule's tight limit."""
+    return all(r.verdict is a.verdict or (a.verdict is Verdict.TLE and r.verdict is f.verdict)
+               for r, a, f in zip(resident, alone, full, strict=True))
 
 
 #: A stdin program that defines a function (its namespace is then a reference cycle, as
@@ -95,7 +104,7 @@ async def test_an_interrupted_tests_garbage_does_not_time_out_a_later_test() -> 
         assert verdicts(resident) == verdicts(alone), [round(r.cpu_ms, 1) for r in resident]
 
 
-async def test_a_timed_out_tests_imports_do_not_speed_up_the_tests_after_it() -> None:
+async def test_a_timed_out_tests_imports_speed_up_later_tests_only_to_the_full_limits_verdict() -> None:
     """FINDING (interrupt, import cache): a program that imports a module the zygote does not
     pre-import (unittest; asyncio, logging alike) and loops on its first test. In a child of
     its own each later test imports it again, more than the loop rule's tight limit after that
@@ -106,15 +115,25 @@ async def test_a_timed_out_tests_imports_do_not_speed_up_the_tests_after_it() ->
     import as a child of its own does; a finished test's import raises the later limits
     through "10 x the slowest finished test", which an interrupted test does not feed. (With
     the proposed collection after an interrupt, asyncio's import garbage takes the child past
-    the grace, so it is killed and this passes by accident: hence unittest.)"""
+    the grace, so it is killed and this passes by accident: hence unittest.)
+
+    Stop 31 restored sys.modules at each handover; stop 32 took that out (second attack,
+    test_attacks_interrupt2): importing again is unsound for compiled code (asyncio's C half
+    kept the first import's classes, so every shared test raised; numpy refuses to load
+    twice). The later tests' AC here is the full limit's verdict (each of them finishes in
+    ~0.2 ms), which the issue's promise allows where the rule's was a timeout; the promise
+    is asserted, against both runs."""
     program = Program(source="import unittest\nword = input().strip()\n"
                              "if word == 'loop':\n    while True:\n        pass\nprint(word)\n")
-    tests = [Test(id=str(i), input=w + "\n", output=w + "\n", ref_ms=0.05)
+    tests = [Test(id=str(i), input=w + "\n", output=w + "\n", ref_ms=0.05,
+                  time_limit=0.3 if w == "loop" else None)
              for i, w in enumerate(["loop", "a", "b", "c", "d"])]
     alone = await run(program, tests, resident=False)
     assert verdicts(alone) == ["TLE"] * 5
+    full = await run(program, tests, resident=False, loop_factor=0)
+    assert verdicts(full) == ["TLE"] + ["AC"] * 4
     resident = await run(program, tests)
-    assert verdicts(resident) == verdicts(alone), [round(r.cpu_ms, 1) for r in resident]
+    assert within_the_promise(resident, alone, full), [(r.verdict.value, round(r.cpu_ms, 2)) for r in resident]
 
 
 async def test_a_wrong_large_value_after_a_timeout_is_wrong_not_a_timeout() -> None:

@@ -273,7 +273,7 @@ def _decode_frame(program_kind: str, test: Any, *, out: bytes = b"", chan: bytes
         return Job(program, [], Limits(), Checker(), trace)
 
     job = asyncio.run(make())
-    head = RESULT.pack(0, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, len(out), 0, len(chan),
+    head = RESULT.pack(0, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, len(out), 0, len(chan),
                         0)
     return decode_result(job, test, head + out + chan)
 

@@ -73,7 +73,7 @@ def _decoded(chan: bytes) -> str | None:
     async def job() -> Job:
         return Job(Program(source="pass\n"), [], Limits(), Checker(), False)
 
-    head = RESULT.pack(1 << 8, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, len(chan), 0)
+    head = RESULT.pack(1 << 8, FLAG_CONFINED, 1000, 2000, 1000, 900, -1, 0, 0, 0, 0, len(chan), 0)
     return decode_result(asyncio.run(job()), TEST, head + chan).error
 
 

@@ -64,7 +64,7 @@ def frame(*, status: int = 0, flags: int = FLAG_CONFINED, cpu_us: int = 1000,
     """A RESULT frame's payload, as a zygote sends it (``lens`` may lie)."""
     n = lens if lens is not None else (len(out), len(err), len(chan), len(fault))
     head = RESULT.pack(status, flags, cpu_us, wall_us, maxrss_kb, base_kb, cg_peak_kb, held_kb,
-                        *n)
+                        0, *n)
     return head + out + err + chan + fault
 
 

@@ -272,7 +272,19 @@ async def test_a_child_of_its_own_sees_only_its_stdio_and_report_channel() -> No
         "    except OSError:\n        pass\nprint(fds)\n"))
     shared, alone = await both(program, [Test(id="1", input="", output="x\n")])
     assert alone[0].stdout == "[0, 1, 2, 3]\n"
-    assert shared[0].stdout == "[0, 1, 2, 3, 4, 5]\n"  # and the go and done pipes
+    # and the go and done pipes, and copies of 0-3 kept to restore them between tests
+    assert shared[0].stdout == "[0, 1, 2, 3, 4, 5, 10, 11, 12, 13]\n"
+
+
+async def test_a_resident_childs_extra_descriptors_are_its_own_stdio_and_report() -> None:
+    """fds 10-13 of a resident child are the same open files as its 0-3 (what a test
+    closes or replaces of 0-3 is restored from them for the next test), nothing else."""
+    program = Program(source=(
+        "import os\n"
+        "print([(os.fstat(fd).st_ino == os.fstat(fd + 10).st_ino, os.lseek(fd + 10, 0, os.SEEK_CUR)"
+        " == os.lseek(fd, 0, os.SEEK_CUR) if fd != 1 else True) for fd in range(4)])\n"))
+    shared, _ = await both(program, [Test(id="1", input="abc\n", output="x\n")])
+    assert shared[0].stdout == "[(True, True), (True, True), (True, True), (True, True)]\n"
 
 
 async def test_what_a_test_writes_to_its_inbox_never_reaches_the_next_test() -> None:

@@ -126,8 +126,9 @@ def test_the_heads_carry_the_rule() -> None:
 
 def test_test_head_layout() -> None:
     """The head confine.c's struct test_head reads: 4 uint32 (serial, CPU and wall limits
-    in ms, factor), the rule's 4 bounds as uint64 in us, and one flag byte."""
-    assert TEST_HEAD.size == 49
+    in ms, factor), the rule's 4 bounds and a re-run's pinned limit as uint64 in us, and
+    one flag byte."""
+    assert TEST_HEAD.size == 57
 
 
 def test_a_tests_own_limits_are_checked() -> None:
