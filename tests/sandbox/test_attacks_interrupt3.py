@@ -60,3 +60,29 @@ async def test_a_finished_tests_garbage_is_not_collected_under_a_later_tests_pro
     assert all(r.verdict is Verdict.AC for r in alone + full), (cpu(alone), cpu(full))
     resident = await run(program, tests)
     assert within_the_promise(resident, alone, full), cpu(resident)
+
+
+async def test_decimals_precision_set_by_one_test_does_not_slow_the_next() -> None:
+    """FINDING (interpreter state not restored: the decimal context): ``decimal`` is
+    pre-imported in the zygote when the program names it, and its context (thread-local,
+    like the integer-digit limit and recursion limit that Interpreter.restore does put back)
+    is kept between tests. One test sets ``getcontext().prec = 40000`` for a square root to
+    many digits (the usual way); the program's other tests use the default context (28
+    digits) and never set it. In the resident child each later test runs its 2,000
+    divisions at 40,000 digits: ~50 ms against ~2 ms, interrupted at its probe limit (50 ms,
+    ref_ms 1) and TLE, which stands; a child per test and the full limit give AC in ~2 ms.
+    Seen twice: resident [AC, TLE 50.4, TLE 50.4, TLE 50.3], alone and full all AC (at
+    prec 20000 the same tests pass at ~34 ms against ~2 ms alone: 15x the cost)."""
+    program = Program(source="from decimal import Decimal, getcontext\n"
+                      "w = input().strip()\n"
+                      "if w == 'precise':\n    getcontext().prec = 40000\n"
+                      "    print(str(Decimal(2).sqrt())[:12])\n"
+                      "else:\n    x = Decimal(1)\n    for i in range(1, 2000):\n"
+                      "        x = x * Decimal(i) / Decimal(i + 1)\n    print(str(x)[:8])\n")
+    tests = [Test(id="precise", input="precise\n", output="1.4142135623\n", ref_ms=50)] + [
+        Test(id=f"plain{i}", input="x\n", output="0.000499\n", ref_ms=1) for i in range(3)]
+    alone = await run(program, tests, resident=False)
+    full = await run(program, tests, resident=False, loop_factor=0)
+    assert all(r.verdict is Verdict.AC for r in alone + full), (cpu(alone), cpu(full))
+    resident = await run(program, tests)
+    assert within_the_promise(resident, alone, full), cpu(resident)
