@@ -86,3 +86,33 @@ async def test_decimals_precision_set_by_one_test_does_not_slow_the_next() -> No
     assert all(r.verdict is Verdict.AC for r in alone + full), (cpu(alone), cpu(full))
     resident = await run(program, tests)
     assert within_the_promise(resident, alone, full), cpu(resident)
+
+
+#: print the child's pid (its pid namespace's) first, to count children
+PID = "import os, sys\nprint(os.getpid(), file=sys.stderr)\n"
+
+
+def children(results: list[TestResult]) -> int:
+    """How many children ran the tests (each program prints its pid first; a shared test
+    that ended its child is run again in its place, and only that run is seen)."""
+    return len({(r.stderr or "").split("\n")[0] for r in results})
+
+
+async def test_replacing_sys_stdin_or_stdout_with_open_keeps_the_child() -> None:
+    """FINDING (cost; stop 32's fd copies restored in the wrong order): ``sys.stdin =
+    open(0)`` (PROTOCOL.md names it as fixed) and ``sys.stdout = open(1, 'w')`` (a fast-
+    output idiom) leave a file object that owns fd 0 or 1 in ``sys``. Interpreter.restore
+    first dup2s the copies onto fds 0-3, then replaces the streams: the test's file object
+    goes then and closes the fd just restored. The next test's stdin or stdout is a closed
+    descriptor: it raises (or its output is lost), ends its child and is run again in its
+    place, so every test after a child's first runs twice and forks. Seen twice, both
+    idioms: 4 tests, 4 children (stderr pids 2, 3, 4, 5), all AC; a child per test is AC
+    too, and one child would serve them all. (Replacing the streams before the dup2s, or
+    making the streams with closefd semantics the test cannot own, would keep one child.)"""
+    for body in ("sys.stdin = open(0)\nprint(sys.stdin.readline().strip())\n",
+                 "sys.stdout = open(1, 'w')\nprint(input().strip())\n"):
+        program = Program(source=PID + body)
+        tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(4)]
+        resident = await run(program, tests)
+        assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
+        assert children(resident) == 1, (body, [r.stderr for r in resident])
