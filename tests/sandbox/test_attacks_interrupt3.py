@@ -116,3 +116,24 @@ async def test_replacing_sys_stdin_or_stdout_with_open_keeps_the_child() -> None
         resident = await run(program, tests)
         assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
         assert children(resident) == 1, (body, [r.stderr for r in resident])
+
+
+async def test_an_asyncio_program_that_closes_its_event_loop_keeps_its_child() -> None:
+    """FINDING (cost; modules kept since stop 32, with their state): the long-standing
+    asyncio idiom ``loop = asyncio.get_event_loop(); loop.run_until_complete(main());
+    loop.close()``. asyncio is kept between tests, and so is its event loop policy, which
+    holds the first test's loop: the next test's ``get_event_loop()`` returns that closed
+    loop, ``run_until_complete`` raises "Event loop is closed", the test ends its child and
+    is run again in its place. Every test after a child's first runs twice and forks: seen
+    twice, 4 tests, 4 children (pids 2, 3, 4, 5), all AC (~28-30 ms each, as alone). The
+    harness could reset the policy's loop (``asyncio.set_event_loop(None)`` where asyncio is
+    imported, as it reseeds ``random``)."""
+    program = Program(source=PID + "import asyncio\n"
+                      "async def main(w):\n    await asyncio.sleep(0)\n    return w\n"
+                      "loop = asyncio.get_event_loop()\n"
+                      "print(loop.run_until_complete(main(input().strip())))\n"
+                      "loop.close()\n")
+    tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(4)]
+    resident = await run(program, tests)
+    assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
+    assert children(resident) == 1, [r.stderr for r in resident]
