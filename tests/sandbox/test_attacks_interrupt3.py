@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox.config import SandboxConfig
 from pairbench_async.sandbox.pool import SandboxPool
@@ -98,7 +100,9 @@ def children(results: list[TestResult]) -> int:
     return len({(r.stderr or "").split("\n")[0] for r in results})
 
 
-async def test_replacing_sys_stdin_or_stdout_with_open_keeps_the_child() -> None:
+@pytest.mark.parametrize("body", ["sys.stdin = open(0)\nprint(sys.stdin.readline().strip())\n",
+                                  "sys.stdout = open(1, 'w')\nprint(input().strip())\n"])
+async def test_replacing_sys_stdin_or_stdout_with_open_keeps_the_child(body: str) -> None:
     """FINDING (cost; stop 32's fd copies restored in the wrong order): ``sys.stdin =
     open(0)`` (PROTOCOL.md names it as fixed) and ``sys.stdout = open(1, 'w')`` (a fast-
     output idiom) leave a file object that owns fd 0 or 1 in ``sys``. Interpreter.restore
@@ -109,13 +113,11 @@ async def test_replacing_sys_stdin_or_stdout_with_open_keeps_the_child() -> None
     idioms: 4 tests, 4 children (stderr pids 2, 3, 4, 5), all AC; a child per test is AC
     too, and one child would serve them all. (Replacing the streams before the dup2s, or
     making the streams with closefd semantics the test cannot own, would keep one child.)"""
-    for body in ("sys.stdin = open(0)\nprint(sys.stdin.readline().strip())\n",
-                 "sys.stdout = open(1, 'w')\nprint(input().strip())\n"):
-        program = Program(source=PID + body)
-        tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(4)]
-        resident = await run(program, tests)
-        assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
-        assert children(resident) == 1, (body, [r.stderr for r in resident])
+    program = Program(source=PID + body)
+    tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(4)]
+    resident = await run(program, tests)
+    assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
+    assert children(resident) == 1, [r.stderr for r in resident]
 
 
 async def test_an_asyncio_program_that_closes_its_event_loop_keeps_its_child() -> None:
