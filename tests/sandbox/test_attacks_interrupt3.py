@@ -139,3 +139,86 @@ async def test_an_asyncio_program_that_closes_its_event_loop_keeps_its_child() -
     resident = await run(program, tests)
     assert [r.verdict for r in resident] == [Verdict.AC] * 4, cpu(resident)
     assert children(resident) == 1, [r.stderr for r in resident]
+
+
+#: PyRival's FastIO template (github.com/cheran-senthil/PyRival, templates/template.py), the
+#: usual fast-input/output prelude of Python competitive programming, with a trivial main
+PYRIVAL = r'''
+import os, sys
+from io import BytesIO, IOBase
+BUFSIZE = 8192
+
+class FastIO(IOBase):
+    newlines = 0
+
+    def __init__(self, file):
+        self._fd = file.fileno()
+        self.buffer = BytesIO()
+        self.writable = "x" in file.mode or "r" not in file.mode
+        self.write = self.buffer.write if self.writable else None
+
+    def read(self):
+        while True:
+            b = os.read(self._fd, max(os.fstat(self._fd).st_size, BUFSIZE))
+            if not b:
+                break
+            ptr = self.buffer.tell()
+            self.buffer.seek(0, 2), self.buffer.write(b), self.buffer.seek(ptr)
+        self.newlines = 0
+        return self.buffer.read()
+
+    def readline(self):
+        while self.newlines == 0:
+            b = os.read(self._fd, max(os.fstat(self._fd).st_size, BUFSIZE))
+            self.newlines = b.count(b"\n") + (not b)
+            ptr = self.buffer.tell()
+            self.buffer.seek(0, 2), self.buffer.write(b), self.buffer.seek(ptr)
+        self.newlines -= 1
+        return self.buffer.readline()
+
+    def flush(self):
+        if self.writable:
+            os.write(self._fd, self.buffer.getvalue())
+            self.buffer.truncate(0), self.buffer.seek(0)
+
+
+class IOWrapper(IOBase):
+    def __init__(self, file):
+        self.buffer = FastIO(file)
+        self.flush = self.buffer.flush
+        self.writable = self.buffer.writable
+        self.write = lambda s: self.buffer.write(s.encode("ascii"))
+        self.read = lambda: self.buffer.read().decode("ascii")
+        self.readline = lambda: self.buffer.readline().decode("ascii")
+
+
+sys.stdin, sys.stdout = IOWrapper(sys.stdin), IOWrapper(sys.stdout)
+input = lambda: sys.stdin.readline().rstrip("\r\n")
+
+def main():
+    n = int(input())
+    print(n * 2)
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+async def test_pyrivals_fastio_template_keeps_the_child() -> None:
+    """FINDING (cost; Interpreter.restore's fresh streams are not the interpreter's): the
+    streams restore makes for each test (``_fresh_stream``: a TextIOWrapper built by hand)
+    have no ``mode`` attribute, which ``open()`` and the interpreter's own ``sys.stdin`` /
+    ``sys.stdout`` have ("r", "w"). PyRival's FastIO template, the most common Python
+    competitive-programming prelude, reads ``file.mode`` to decide whether a stream is
+    writable: in every test after a child's first it raises AttributeError
+    ("'_io.TextIOWrapper' object has no attribute 'mode'", reproduced in-process with
+    worker.Interpreter and worker.execute), ends its child and is run again in its place.
+    Seen twice: 6 tests, 6 children (stderr pids 2-7), all AC; a child per test is AC at
+    the same ~1.2 ms, so each test costs a shared run, a fork and a lone run. (Setting
+    ``mode`` on the fresh streams, and ``name`` "<stdin>"/"<stdout>"/"<stderr>" as the
+    interpreter's are, would keep one child.)"""
+    program = Program(source=PID + PYRIVAL)
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(6)]
+    resident = await run(program, tests)
+    assert [r.verdict for r in resident] == [Verdict.AC] * 6, cpu(resident)
+    assert children(resident) == 1, [r.stderr for r in resident]
