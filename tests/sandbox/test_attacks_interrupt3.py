@@ -222,3 +222,19 @@ async def test_pyrivals_fastio_template_keeps_the_child() -> None:
     resident = await run(program, tests)
     assert [r.verdict for r in resident] == [Verdict.AC] * 6, cpu(resident)
     assert children(resident) == 1, [r.stderr for r in resident]
+
+
+@pytest.mark.parametrize("ending", ["exit()", "quit()", "exit(0)"])
+async def test_exit_and_quit_are_defined_as_under_python(ending: str) -> None:
+    """FINDING (not the resident child's: both ways alike): the worker runs Python with
+    ``-S`` (process.py), so ``site`` never adds ``exit`` and ``quit`` to the builtins, and
+    a program that ends with ``print(ans); exit()`` (a common competitive-programming
+    idiom) raises NameError: RE in a child per test, with the full limit and resident
+    (4 of 4 tests each, seen twice), where ``python solution.py`` gives AC. The harness
+    could add site's two Quitter builtins (or equivalents raising SystemExit) to the
+    builtins it restores."""
+    program = Program(source=f"print(input())\n{ending}\n")
+    tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(2)]
+    for resident in (False, True):
+        results = await run(program, tests, resident=resident)
+        assert [r.verdict for r in results] == [Verdict.AC] * 2, [r.error for r in results]
