@@ -39,6 +39,7 @@ decodes it as JSON).
 
 import _thread
 import array  # noqa: F401
+import atexit
 
 # Modules programs commonly use, imported while the interpreter can still read
 # its own library (a program importing 9 modules costs 6.5 ms/test otherwise).
@@ -518,6 +519,16 @@ def preimport(names, allowed_packages):
             pass
 
 
+def _site_builtins():
+    """``exit`` and ``quit``, which ``site`` adds to the builtins and ``-S`` (the worker's
+    flags) leaves out: ``print(ans); exit()`` is a common ending of a program, and must
+    behave as under ``python``, not raise NameError."""
+    if not hasattr(builtins, "exit"):
+        import _sitebuiltins
+        builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+        builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+
+
 def statm(fd=None):
     """(VmSize bytes, RSS kB) of this process; ``fd`` is /proc/self/statm opened
     before Landlock (a confined zygote can no longer open it)."""
@@ -699,7 +710,15 @@ def execute(prog, gate=None):
         try:
             if gate is not None:
                 gate.armed = True
-            exec(prog.code, g)
+            try:
+                exec(prog.code, g)
+            finally:
+                if prog.kind == "stdio" and atexit._ncallbacks():
+                    # what the program registered runs when it ends, as at the interpreter's
+                    # exit (a fast-output idiom writes its buffer there); a child ends with
+                    # os._exit, which runs none, and the next test must not find them
+                    atexit._run_exitfuncs()
+                    atexit._clear()
             if prog.kind == "call":
                 fn = g.get(prog.entry)
                 if not callable(fn):
@@ -867,6 +886,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         prog.code = None
     else:
         preimport(module_names(prog.code), cfg.allowed_packages)
+        _site_builtins()
         resource.setrlimit(resource.RLIMIT_NPROC, nproc)
         # Everything the zygote holds now (the harness, the pre-imported modules, the
         # compiled program) lives as long as it: frozen, the collector of a child never
@@ -926,15 +946,19 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
 
 def _fresh_stream(spec, fd):
     """A new text stream on ``fd`` made as ``spec`` (``Interpreter``) says the child's was:
-    no buffered byte or position of an earlier test's reads and writes in it."""
-    encoding, errors, line_buffering, write_through, unbuffered = spec
+    no buffered byte or position of an earlier test's reads and writes in it, and the
+    interpreter's ``mode`` and ``name`` (PyRival's FastIO template reads ``file.mode``)."""
+    encoding, errors, line_buffering, write_through, unbuffered, mode, name = spec
     raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+    raw.name = name
     if unbuffered and fd != 0:
         buffer = raw
     else:
         buffer = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
-    return io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
-                            line_buffering=line_buffering, write_through=write_through)
+    stream = io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
+                              line_buffering=line_buffering, write_through=write_through)
+    stream.mode = mode
+    return stream
 
 
 class Interpreter:
@@ -946,7 +970,11 @@ class Interpreter:
     collector's switch as a lone child would find them, ``random`` seeded afresh, as
     it is in every forked child (its at-fork hook), fds 0-3 (the inbox, outputs and
     report: ``open(0).read()`` closes fd 0 when its file goes) from copies made at the
-    child's start, and the modules the child started with in ``sys.modules``.
+    child's start, the modules the child started with in ``sys.modules``, the collector's
+    thresholds, the switch interval, and the thread's ``decimal`` context, ``warnings``
+    filters and ``asyncio`` event loop policy where those modules are loaded (a test's
+    ``getcontext().prec = 40000`` slowed every later test's arithmetic; a closed event loop
+    was every later test's ``get_event_loop()``).
 
     Not restored: what an earlier test imported stays imported, and caches in modules
     (``re``'s compiled patterns) stay warm. Importing again is unsound for compiled code
@@ -959,8 +987,15 @@ class Interpreter:
     def __init__(self):
         self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
         self.streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
-                         isinstance(s.buffer, io.FileIO))
-                        for s in (sys.stdin, sys.stdout, sys.stderr)]
+                         isinstance(s.buffer, io.FileIO), getattr(s, "mode", "r" if fd == 0 else "w"),
+                         getattr(s, "name", ("<stdin>", "<stdout>", "<stderr>")[fd]))
+                        for fd, s in enumerate((sys.stdin, sys.stdout, sys.stderr))]
+        self.thresholds = gc.get_threshold()
+        self.switch = sys.getswitchinterval()
+        decimal = sys.modules.get("decimal")
+        self.decimal = decimal.getcontext().copy() if decimal is not None else None
+        warnings = sys.modules.get("warnings")
+        self.warnings = list(warnings.filters) if warnings is not None else None
         self.cwd = os.getcwd()
         self.path = list(sys.path)
         self.argv = list(sys.argv)
@@ -974,6 +1009,10 @@ class Interpreter:
     def restore(self):
         sys.settrace(None)
         sys.setprofile(None)
+        # the test's streams go first: its own file on fd 0 or 1 (``sys.stdin = open(0)``)
+        # closes that fd when it goes, so the copies are put back after, and the fresh
+        # streams made last, on open fds
+        sys.stdin = sys.stdout = sys.stderr = sys.__stdin__ = sys.__stdout__ = sys.__stderr__ = None
         for fd, copy in enumerate(self.fds):
             os.dup2(copy, fd)
         sys.stdin, sys.stdout, sys.stderr = (_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
@@ -988,8 +1027,22 @@ class Interpreter:
         sys.set_int_max_str_digits(self.digits)
         if self.gc:
             gc.enable()
+        gc.set_threshold(*self.thresholds)
+        sys.setswitchinterval(self.switch)
         if self.random is not None:
             self.random.seed()
+        decimal = sys.modules.get("decimal")
+        if decimal is not None:
+            decimal.setcontext(self.decimal.copy() if self.decimal is not None else decimal.Context())
+        warnings = sys.modules.get("warnings")
+        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
+            warnings.filters[:] = self.warnings
+            mutated = getattr(warnings, "_filters_mutated", None)
+            if mutated is not None:
+                mutated()
+        asyncio = sys.modules.get("asyncio")
+        if asyncio is not None:
+            asyncio.set_event_loop_policy(None)
         if any(sys.modules.get(n) is not m for n, m in self.modules.items()):
             # a module of the child's start that a test replaced or removed
             sys.modules.update(self.modules)
@@ -1000,8 +1053,17 @@ def serve_resident(prog):
     on fd 5, wait for "g" on fd 4 (the zygote has put the next test's input in the inbox,
     fd 0), restore the interpreter, run it; the exit status of the first test that does
     not end cleanly, or 0 when the zygote closes fd 4. A test that leaves a thread
-    running ends the child: its thread would run into the next test."""
+    running ends the child: its thread would run into the next test.
+
+    What a finished test leaves for the collector (its module namespace is a cycle, and
+    holds its data) is frozen when it ends: no later test's collection traverses or frees
+    it, as no child of its own meets an earlier test's objects; a test that interrupts
+    nothing pays nothing for another's garbage, and its memory peak is its own (it cannot
+    reuse an earlier test's freed memory). What is frozen stays until the child ends: the
+    zygote retires a child whose memory cgroup holds more than half a budget, and without
+    a cgroup the child ends itself once its peak RSS grew by half a budget."""
     before = Interpreter()
+    start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     gate = Gate()
     gate.install()
     while True:
@@ -1021,9 +1083,15 @@ def serve_resident(prog):
                     stream.flush()
                 except BaseException:
                     pass
+        gc.freeze()
         try:
+            grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb
             os.write(5, b"d")
             if os.read(4, 1) != b"g":
+                return 0
+            if grown * 1024 > prog.memory // 2:
+                # the next test, handed over, is run again at once as a new child's first,
+                # with its whole budget (the zygote's path for a shared test that ends it)
                 return 0
             before.restore()
             gate.install()

@@ -52,19 +52,22 @@ async def test_a_forged_late_buys_a_timed_out_test_a_looser_limit() -> None:
     TLE. results.interrupted_late says a program that forges it "buys only a run alone"; it
     buys the run under the loop rule's state of a later moment (the same holds for an
     honest late interrupt: the re-run's limit is not the one the test had). Deterministic
-    here: resident [AC, TLE, AC, AC], alone [AC, TLE, TLE, AC]."""
+    here: resident [AC, TLE, AC, AC], alone [AC, TLE, TLE, AC]. (Stop 32: the target's work
+    80 ms and the slow test's 12 ms, from 40 and 8, so that the warm test's CPU under load,
+    4 ms once, cannot lift the bound at the target's place to its work: 10 x 4.1 ms passed
+    40 ms alone.)"""
     program = Program(source=SPIN + "import signal\n"
                       "def f(x):\n"
                       "    if x == 'loop':\n        while True:\n            pass\n"
                       "    if x == 'target':\n"
                       "        gate = signal.getsignal(signal.SIGRTMIN + 3)\n"
                       "        if hasattr(gate, 'late'):\n            gate.late = True\n"
-                      "        spin(40)\n        return 1\n"
+                      "        spin(80)\n        return 1\n"
                       "    spin(x)\n    return 1\n", kind="call", entry_point="f")
     tests = [Test(id="warm", args=[2], expected=1),
              Test(id="loop", args=["loop"], expected=1, time_limit=0.3),
              Test(id="target", args=["target"], expected=1),
-             Test(id="slow", args=[8], expected=1)]
+             Test(id="slow", args=[12], expected=1)]
     alone = await run(program, tests, resident=False)
     assert verdicts(alone) == ["AC", "TLE", "TLE", "AC"], [round(r.cpu_ms, 1) for r in alone]
     resident = await run(program, tests)

@@ -4,7 +4,12 @@ docs/PROTOCOL.md, "One child for a program's tests": for a program whose tests d
 on what its earlier tests left, every resident verdict is that of a child per test
 (SandboxConfig(resident=False)), or, where that is a timeout under the loop rule's tight
 limit, possibly the full limit's (loop_factor=0); never worse than both. Each test here was a
-finding of that attack (its docstring says what was seen) and fails on e5aec5e."""
+finding of that attack (its docstring says what was seen) and failed on e5aec5e; fixed in
+worker.py (stop 32): a finished test's objects are frozen when it ends (gc.freeze: no later
+test collects or reuses them), the decimal context, warnings filters, asyncio's policy, the
+collector's thresholds and the switch interval are restored, the streams are replaced before
+fds 0-3 are put back and carry the interpreter's mode and name, exit and quit are builtins as
+under site, and a stdin program's atexit handlers run when it ends."""
 
 from __future__ import annotations
 
@@ -262,3 +267,20 @@ async def test_a_shared_tests_memory_is_its_own_peak_not_what_it_reused_of_an_ea
     assert [r.verdict for r in resident] == [Verdict.AC] * 4
     assert all(r.memory_kb >= a.memory_kb // 2 for r, a in zip(resident, alone, strict=True)), \
         ([r.memory_kb // 1024 for r in resident], [a.memory_kb // 1024 for a in alone])
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_atexit_handlers_run_when_the_program_ends(resident: bool) -> None:
+    """FINDING F8 (noted by the attack, no test there; both ways alike): a stdin program's
+    ``atexit`` handlers never ran (a child ends with ``os._exit``), so the fast-output idiom
+    that collects its answers in a buffer and writes it at exit printed nothing: WA where
+    ``python`` gives AC. They run now when the program's module ends (after an exit() too),
+    and a resident child's next test does not find them."""
+    program = Program(source="import atexit, io, sys\n"
+                      "out = io.StringIO()\n"
+                      "atexit.register(lambda: sys.stdout.write(out.getvalue()))\n"
+                      "out.write(input().strip() + '\\n')\n"
+                      "if out.getvalue().startswith('q'):\n    exit()\n")
+    tests = [Test(id=f"t{i}", input=f"{w}\n", output=f"{w}\n") for i, w in enumerate(["a", "q1", "b", "c"])]
+    results = await run(program, tests, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 4, [(r.stdout, r.error) for r in results]
