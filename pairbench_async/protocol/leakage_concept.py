@@ -186,7 +186,8 @@ def _contrast(hint: str) -> re.Match[str] | None:
         clause = hint[start: found.start()]
         if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not OUTPUT_CUE.search(clause)
                 and not TOO.search(clause) and not state_reasons(clause)
-                and not _OTHER_PLACE.match(hint, found.end())):
+                and not _OTHER_PLACE.match(hint, found.end()) and not _FAULT_PLACED.search(clause)
+                and not _HOW_DONE.match(hint, found.end())):
             return found
     return None
 
@@ -202,6 +203,14 @@ _PART: Final = (r"(?:program|solution|code|loop|function|scan|search|traversal|b
 #: in the search loop that ...") sets one place against another, a location (L4), not the rule
 _OTHER_PLACE: Final = re.compile(rf"\s+(?:the|this|that|your|its|a|an)\s+(?:[\w-]+\s+){{0,2}}?"
                                  rf"(?:{_PART}|line|block|helper|method|condition|check|step)s?\b", re.I)
+
+#: revision 16: the same class made general: a contrast that places the fault ("the problem is in that condition,
+#: not in how rooms are chosen") or whose other term is how the program does a thing ("not in how bookings are
+#: stored") sets one place against another, a location
+_FAULT_PLACED: Final = re.compile(r"\b(?:problem|bug|error|fault|mistake|issue)\s+(?:is|lies|sits)\s+(?:in|inside|within)\b",
+                                  re.I)
+_HOW_DONE: Final = re.compile(r"\s+how\s+(?!many\b|much\b|long\b|often\b|far\b)(?:[\w-]+\s+){1,3}?(?:is|are|was|were|gets?)"
+                              r"\s+\w+(?:ed|en|wn|lt)\b", re.I)
 
 _PROGRAM_SUBJECT: Final = re.compile(
     rf"(?:\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){{0,2}}?{_PART}\b(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?"
@@ -248,6 +257,8 @@ def _conceded(hint: str, found: re.Match[str]) -> bool:
 #: expected behaviour set against the observed one is the symptom, not the reasoning
 _BUT: Final = re.compile(r"(?:,|;)?\s+(?:but|yet|whereas|while|instead)\s+|;\s+(?:here|instead|in\s+fact)\b", re.I)
 _OBSERVER: Final = re.compile(r"\s*(?:(?:it|they|he|she)\b|(?:the|this|your)\s+(?:program|function|code|solution)\b|"
+                              # revision 16: what the program keeps, told by its own possessive ("your result")
+                              r"your\s+[\w-]+\b|"
                               r"(?:all|both|each|some|none|one|two)\s+of\s+them\b|(?:here|instead|in\s+fact)\b)", re.I)
 
 #: revision 13: what a value the program computes can be ("the computed extents of the intersection can be

@@ -1,0 +1,73 @@
+"""The leakage rules' revision 16 classes (issue 24: precision on hints never seen), on sentences written for
+these tests in a domain of their own (a bakery's ovens and orders), not the labelled sets': each class is what
+a span or a clause's subject is; each test holds a sentence revision 15 rejected (so it fails without the
+change) and a neighbour the rule must still reject."""
+
+from __future__ import annotations
+
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.leakage import HiddenData, validate_hint
+
+PROBLEM = ("Read the day's orders (a customer, a loaf kind and a count) and print, for each oven, the loaves it "
+           "bakes; `bake_plan(orders)` returns the plan. Each oven holds at most 12 loaves.")
+PROGRAM = ("def bake_plan(orders):\n    plan = {}\n    load = 0\n    for who, kind, count in orders:\n"
+           "        oven = load // 12\n        plan.setdefault(oven, []).append(kind)\n        load = count\n"
+           "    return plan\n")
+
+
+def rules(hint: str, level: int, problem: str = PROBLEM, program: str = PROGRAM) -> set[str]:
+    """The rules that reject ``hint`` (no reference)."""
+    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=""))
+    return {reason.split(":", 1)[0] for reason in reasons}
+
+
+def test_a_span_after_a_label_framing_a_test_is_its_data() -> None:
+    assert "code" not in rules("Failing tray: `R R _ / W _ _` with rye first. Expected 2 ovens, got 3.", 2)
+    assert "code" not in rules("Scenario: `stock = {'rye': 8}`. Two orders of 5 rye are both accepted.", 2)
+    # the same label before a statement, or no label, is still code
+    assert "code" in rules("Failing tray: `load += count` runs before the check.", 2)
+    assert "code" in rules("The tray `R R _ / W _ _` with rye first gives 3 ovens.", 2)
+
+
+def test_a_span_the_program_printed_or_should_print_is_output() -> None:
+    assert "code" not in rules("Expected a line of the form `Oven 2 full`, but your program printed the loaf "
+                               "counts (`Oven 2: 14 loaves`) instead.", 1)
+    # an expression after the same cue is still code
+    assert "code" in rules("Expected the plan, but your program printed `load // 12 + 1` loaves.", 1)
+
+
+def test_a_norm_set_against_what_the_program_keeps_is_state() -> None:
+    assert "concept" not in rules("Each oven's entry should hold every loaf baked in it, but your plan keeps "
+                                  "just one loaf per oven.", 3)
+    # a norm with no observation after it is still the rule
+    assert "concept" in rules("Each oven's entry should hold every loaf baked in it, whatever the order.", 3)
+
+
+def test_at_l5_an_invariant_or_a_definition_stated_imperatively_is_the_concept() -> None:
+    assert "direction" not in rules("Keep the invariant that every oven holds at most 12 loaves at any time.", 5)
+    assert "direction" not in rules("Treat each loaf order as a 0/1 item: it goes in one oven whole.", 5)
+    assert "direction" not in rules("Average rise for a whole batch is total height divided by loaves baked.", 5)
+    # a change to the program stated the same way is still a direction
+    assert "direction" in rules("Keep `load` as a running total across orders.", 5)
+    assert "direction" in rules("Treat load as a running sum and add count to it.", 5)
+    # below L5 the invariant is a direction, not the level's concept
+    assert "direction" in rules("Keep the invariant that every oven holds at most 12 loaves.", 4)
+
+
+def test_an_example_after_e_g_is_no_order() -> None:
+    assert "direction" not in rules("It fails when one order fills more than an oven, e.g. count 20 with "
+                                    "`[('ann', 'rye', 20)]` should give 2 ovens.", 2)
+    assert "direction" in rules("It fails when one order fills more than an oven; count it in every oven it "
+                                "fills.", 2)
+
+
+def test_an_adjective_of_fault_heading_a_noun_phrase_is_a_symptom() -> None:
+    assert "direction" not in rules("Wrong oven numbers on a few lines.", 1)
+    assert "direction" in rules("Wrong the numbering on purpose and see.", 1)
+
+
+def test_a_contrast_that_places_the_fault_is_a_location() -> None:
+    assert "concept" not in rules("Look at `load`; the problem is in that update, not in how ovens are "
+                                  "numbered or how the plan is stored.", 4)
+    # a contrast that states the problem's rule is still the concept
+    assert "concept" in rules("An oven holds twelve loaves in total, not per kind.", 4)
