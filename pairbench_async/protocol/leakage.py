@@ -186,6 +186,13 @@ _HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 _MEMO_SIZE: Final = 256
 
 
+def _problem_nouns(problem: str) -> frozenset[str]:
+    """The words the problem statement uses as nouns (after a determiner: "an increment of", "each call"), lower-cased:
+    a construct word among them may name the problem's thing, not the program's (revision 16)."""
+    return frozenset(w.lower() for w in re.findall(r"\b(?:the|a|an|each|every|per|its|one|this|that)\s+(\w+)",
+                                                   problem, re.I))
+
+
 def _validate(text: str, level: int, problem: str, candidate_code: str, outputs: tuple[str, ...],
               hidden: HiddenData, policy: ValidationPolicy) -> list[str]:
     public_words = {word.lower() for word in re.findall(r"\w+", problem)}
@@ -242,7 +249,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(placed, own_names)
+        reasons += location_reasons(placed, own_names, _problem_nouns(problem))
     if level < 5:
         # revision 15: at L1 a sentence on the program's output as subject is the symptom, no rule
         reasons += concept_reasons(without_output_sentences(expected) if level == 1 else expected)

@@ -487,7 +487,21 @@ def _observed_value(hint: str, placed: str) -> bool:
                 and not _POINTED_RE.search(sentence))
 
 
-def location_reasons(hint: str, own_names: set[str]) -> list[str]:
+def _problem_word(found: str, public: frozenset[str]) -> bool:
+    """Revision 16: whether a construct's noun (the match's last word: "the increment", "the first call", "after
+    the call") is a word the problem statement itself uses: the problem's thing or the test's step ("a single move
+    overruns ... by less than the increment", "checks made after the call"), no region of the candidate."""
+    words = re.findall(r"[A-Za-z]+", found)
+    return bool(words) and words[-1].lower() in public
+
+
+#: revision 16: a quoted word as a notion ("a single notion of \"seen\""): the word's sense, not the identifier
+_NOTION: Final = r"\b(?:notion|sense|idea|kind|concept|meaning)\s+of\s+"
+
+
+def location_reasons(hint: str, own_names: set[str], public: frozenset[str] = frozenset()) -> list[str]:
+    """``location`` reasons; ``public`` (the words the problem statement uses as nouns, lower-cased) names the
+    problem's things."""
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
     if found:
@@ -499,14 +513,17 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         cued = re.search(
             rf"\b{escaped}\s+(?:{_CUES})\b|\b(?:{_CUES})\s+{escaped}\b", hint, re.IGNORECASE
         )
+        if marked and not codey and re.search(rf"{_NOTION}[\"'“]{escaped}[\"'”]", hint, re.IGNORECASE):
+            marked = None
         if codey or (len(name) <= 3 and name.lower() not in _PROSE_SHORT) or marked or cued:
             reasons.append(f"location: names the program's identifier {name!r}")
-    found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)), None)
+    found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)
+                  and not _problem_word(m.group(), public)), None)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
     else:
         placed = _structural_location(hint)
-        if placed and not _observed_value(hint, placed):
+        if placed and not _observed_value(hint, placed) and not _problem_word(placed, public):
             reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 

@@ -233,7 +233,9 @@ _INPUT_SUBJECT: Final = re.compile(
     r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
     r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
     r"shares?|repeats?|comes?|goes|gets?|holds?|consists?|arriv(?:e|es)|leaves?|joins?|enters?|overlaps?|"
-    r"touch(?:es)?|sits?\s+idle)\b",
+    r"touch(?:es)?|sits?\s+idle|"
+    # revision 16: a thing of the input that measures something ("When a player's move takes more time than ...")
+    r"takes|lasts|costs|weighs|spans)\b",
     re.I,
 )
 

@@ -71,3 +71,32 @@ def test_a_contrast_that_places_the_fault_is_a_location() -> None:
                                   "numbered or how the plan is stored.", 4)
     # a contrast that states the problem's rule is still the concept
     assert "concept" in rules("An oven holds twelve loaves in total, not per kind.", 4)
+
+
+CLOCKED = ("A kiln runs each batch for its firing time; after each batch it gains a cooling allowance. Read the "
+           "firings and print the first batch that overruns. Each call of `fire` handles one batch.")
+
+
+def test_a_construct_word_the_problem_uses_as_a_noun_names_no_region() -> None:
+    program = "def fire(batches, allowance):\n    left = 0\n    for b in batches:\n        left -= b\n    return left\n"
+    assert "location" not in rules("The failing batches overrun the kiln by less than the allowance, after the "
+                                   "call returns.", 2, CLOCKED, program)
+    assert "location" not in rules("Results checked after the call show batches that never ran.", 1, CLOCKED,
+                                   program)
+    # a construct word the problem does not use as a noun is still a region of the program
+    assert "location" in rules("The failing batches overrun the kiln; look at the loop that subtracts.", 2,
+                               CLOCKED, program)
+    assert "location" in rules("The comparison inside the loop is off.", 2, CLOCKED, program)
+
+
+def test_a_quoted_word_as_a_notion_is_its_sense_not_the_identifier() -> None:
+    program = "def order(deps):\n    seen = set()\n    return [d for d in deps if d not in seen]\n"
+    assert "location" not in rules('The ordering keeps a single notion of "seen", so it cannot tell a loaf in '
+                                   "the oven from one already out.", 3, PROBLEM, program)
+    assert "location" in rules('The ordering keeps a single set, `seen`, for both.', 3, PROBLEM, program)
+
+
+def test_at_l1_a_condition_on_an_input_thing_that_takes_a_measure_picks_out_inputs() -> None:
+    assert "input_pattern" in rules("When a batch takes a little longer than the kiln has left, no overrun is "
+                                    "reported.", 1, CLOCKED)
+    assert "input_pattern" not in rules("No overrun is ever reported.", 1, CLOCKED)
