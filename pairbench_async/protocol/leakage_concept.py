@@ -306,7 +306,8 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)
-                      and not _judged_inputs(hint, m)), None)
+                      and not _judged_inputs(hint, m)
+                      and not _unkept(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
@@ -351,3 +352,16 @@ def _problem_in_relative(hint: str, found: re.Match[str]) -> bool:
 
 def _show(text: str) -> str:
     return repr(" ".join(text.split())[:40])
+
+
+#: revision 16: the program, as the subject, failing to keep or account for a thing ("the matcher doesn't account
+#: for the part of the pattern that could still match zero characters"): what the program keeps, L3's state;
+#: the match inside that thing's description is no rule of its own
+_UNKEPT: Final = re.compile(r"\b(?:program|solution|code|function|it|[a-z]+(?:er|or))\s+(?:does\s*n[o']?t|does\s+not|"
+                            r"never|fails\s+to|forgets\s+to)\s+(?:account\s+for|handle|consider|track|keep|remember|"
+                            r"count|cover|allow\s+for)\b[^.;:!?]*$", re.I)
+
+
+def _unkept(hint: str, found: re.Match[str]) -> bool:
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    return bool(_UNKEPT.search(hint, start, found.start()))

@@ -211,18 +211,27 @@ _PATCHED_BEFORE: Final = re.compile(r"(?:\b(?:update|set|assign|change|reset|ini
                                     r"\b(?:should|must|has\s+to|have\s+to|ought\s+to|needs?\s+to)\s+be)\s+$", re.I)
 _PATCHED_AFTER: Final = re.compile(r"\s*,?\s*(?:rather\s+than|instead\s+of|not|here|there)\b", re.I)
 _MATH_KINDS: Final = ("code: inline statement ", "code: program names in a code shape ")
+#: revision 16: a one-letter subscript, read as mathematics only inside a sum's notation (see below)
+_SUBSCRIPT: Final = re.compile(r"\b([A-Za-z])\[[A-Za-z]\]")
+_SUM_BEFORE: Final = re.compile(r"\b(?:sum|product|total)\s+of\s+(?:all\s+)?$", re.I)
+_SUM_AFTER: Final = re.compile(r"\s+(?:over|for)\s+(?:all|every|each)\b", re.I)
 
 
 def mathematical_formula(fragment: str, hint: str) -> bool:
     """Whether ``fragment`` of ``hint`` is written in mathematics' notation, not Python's (see above)."""
-    fragment = fragment.strip()
+    fragment = shown = fragment.strip()
+    at = hint.find(fragment)
+    # revision 16: subscripts in a sum's notation ("the sum of a[i]*b[j] over all i + j = k") are a_i, b_j
+    if at >= 0 and _SUBSCRIPT.search(fragment) and (_SUM_BEFORE.search(hint, 0, at)
+                                                    and _SUM_AFTER.match(hint, at + len(fragment))):
+        fragment = _SUBSCRIPT.sub(lambda m: m.group(1), fragment)
     if not fragment or not _MATH_FORMULA.fullmatch(fragment) or _CODE_OPERATOR.search(fragment):
         return False
     if any(word in _RESERVED for word in re.findall(r"[A-Za-z_]\w*", fragment)):
         return False
-    at = hint.find(fragment)
     if at < 0 or hint.count("`", 0, at) % 2:
         return False
+    fragment = shown
     # a value the program is told to take ("update free to start + d rather than t + d", "must become
     # start + d"): a patch in notation, code
     before = re.split(r"[.;:!?]", hint[:at])[-1]

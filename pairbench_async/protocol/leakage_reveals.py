@@ -363,6 +363,9 @@ _HELD: Final = (
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
 _STATE_PATTERNS: Final = (
+    # revision 16: what the program stops holding in view ("the matcher stops considering the unread part")
+    re.compile(r"\b(?:stops?|stopped|ceases?|ceased)\s+(?:considering|tracking|keeping\s+track\s+of|remembering|"
+               r"counting|looking\s+at)\b", re.I),
     re.compile(rf"\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never|fails?\s+to|failing\s+to|"
                rf"forgets?\s+to|without|no\s+longer|cannot|can't)\s+(?:\w+\s+)?{_MEMORY_VERB}\b", re.I),
     re.compile(rf"\b(?:los(?:e|es|t|ing)|forg(?:et|ets|ot|otten|etting)|overwrit\w*|discard\w*|reset\w*|"

@@ -100,3 +100,37 @@ def test_at_l1_a_condition_on_an_input_thing_that_takes_a_measure_picks_out_inpu
     assert "input_pattern" in rules("When a batch takes a little longer than the kiln has left, no overrun is "
                                     "reported.", 1, CLOCKED)
     assert "input_pattern" not in rules("No overrun is ever reported.", 1, CLOCKED)
+
+
+def test_subscripts_in_a_sums_notation_are_mathematics_at_l5() -> None:
+    program = "def mix(a, b):\n    out = [0] * (len(a) + len(b))\n    for i in range(len(a)):\n" \
+              "        for j in range(len(b)):\n            out[i + j] = a[i] * b[j]\n    return out\n"
+    assert "code" not in rules("Flour of blend k is the sum of a[i]*b[j] over all i + j = k.", 5, PROBLEM, program)
+    # the same subscripts as an assignment, or outside a sum's notation, are code
+    assert "code" in rules("Flour of blend k is `out[i + j] += a[i]*b[j]` for each pair.", 5, PROBLEM, program)
+    assert "code" in rules("Flour of blend k is a[i]*b[j] over all i + j = k.", 5, PROBLEM, program)
+
+
+def test_at_l1_a_span_naming_the_problems_function_is_the_subject_not_code() -> None:
+    assert "code" not in rules("`bake_plan()` gives fewer ovens than expected for some days.", 1)
+    # a span with arguments, or a function only the program has, is still code
+    assert "code" in rules("`bake_plan(orders[1:])` gives fewer ovens than expected.", 1)
+    assert "code" in rules("`plan[oven] += 1` gives fewer ovens than expected.", 1)
+
+
+def test_a_span_in_the_problems_own_notation_is_its_data() -> None:
+    problem = "A stencil holds letters, `?` which matches any one letter, and `+` after a letter for one or more."
+    program = "def fits(s, p):\n    i = 0\n    return i == len(s)\n"
+    assert "code" not in rules("Let the plus branch try consuming the whole `c+` run before giving up.", 6,
+                               problem, program)
+    # a span with a program's name or an operator the problem does not quote is code
+    assert "code" in rules("Let the plus branch try `i+` before giving up.", 6, problem, program)
+    assert "code" in rules("Let the plus branch try `c+=` before giving up.", 6, problem, program)
+
+
+def test_the_program_failing_to_account_for_a_thing_is_state() -> None:
+    assert "concept" not in rules("When the orders run out, the planner doesn't account for the oven that could "
+                                  "still take more loaves.", 3)
+    assert "state" in rules("When the orders run out, the planner stops considering the last oven.", 2)
+    # told of the problem, with no program failing to keep it, the rule is still the concept
+    assert "concept" in rules("An oven that could still take more loaves must be filled first.", 3)
