@@ -103,8 +103,8 @@ def test_at_l1_a_condition_on_an_input_thing_that_takes_a_measure_picks_out_inpu
 
 
 def test_subscripts_in_a_sums_notation_are_mathematics_at_l5() -> None:
-    program = "def mix(a, b):\n    out = [0] * (len(a) + len(b))\n    for i in range(len(a)):\n" \
-              "        for j in range(len(b)):\n            out[i + j] = a[i] * b[j]\n    return out\n"
+    program = "def mix(a, b):\n    out = [0] * (len(a) + len(b))\n    for i, x in enumerate(a):\n" \
+              "        for j, y in enumerate(b):\n            out[i + j] = x * y\n    return out\n"
     assert "code" not in rules("Flour of blend k is the sum of a[i]*b[j] over all i + j = k.", 5, PROBLEM, program)
     # the same subscripts as an assignment, or outside a sum's notation, are code
     assert "code" in rules("Flour of blend k is `out[i + j] += a[i]*b[j]` for each pair.", 5, PROBLEM, program)
