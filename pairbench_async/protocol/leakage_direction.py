@@ -533,7 +533,7 @@ _DETERMINER: Final = frozenset("the a an this that these those each every all yo
 def _noun_phrase_after(verb: str, sentence: str) -> bool:
     """Whether ``verb`` heads a noun phrase (no determiner follows: "Wrong room numbers"), not an object."""
     found = re.search(rf"\b{re.escape(verb)}\s+([A-Za-z]+)", sentence)
-    return bool(found) and found.group(1).lower() not in _DETERMINER
+    return found is not None and found.group(1).lower() not in _DETERMINER
 
 
 def _held_at_l5(verb: str, sentence: str, names: frozenset[str], public: frozenset[str], level: int) -> bool:
