@@ -40,6 +40,10 @@ the outcome.
 
 The program's output on a hidden test is hidden data too: the candidate outputs in the
 evidence (what the feedback model was shown) are a quote source of the ``quote`` rule.
+
+Revision 16 (:mod:`.leakage_examples` and here): at L1 a span naming a function the problem statement defines is the
+symptom's subject, read as the bare word; a short span in the problem's own notation (`x*`) is data; the location
+rule is given the words the statement uses as nouns.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ subject of a verdict on inputs ("Withdrawals strictly below the balance are hand
 (L2). Revision 15: a contrast whose other term is a part of the program (", not in the search loop") sets two
 places apart, a location; a phrase attached to a verdict on inputs ("are affected, in both directions") says how
 they fail. Reads the hint only. Pure: no I/O.
+
+Revision 16: a norm set against what "your X" keeps is the symptom (state), and a match inside what the
+program fails to account for is no rule; a contrast that places the fault or sets a way the program does a thing
+against it is a location.
 """
 
 from __future__ import annotations
@@ -207,9 +211,10 @@ _OTHER_PLACE: Final = re.compile(rf"\s+(?:the|this|that|your|its|a|an)\s+(?:[\w-
 #: revision 16: the same class made general: a contrast that places the fault ("the problem is in that condition,
 #: not in how rooms are chosen") or whose other term is how the program does a thing ("not in how bookings are
 #: stored") sets one place against another, a location
-_FAULT_PLACED: Final = re.compile(r"\b(?:problem|bug|error|fault|mistake|issue)\s+(?:is|lies|sits)\s+(?:in|inside|within)\b",
-                                  re.I)
-_HOW_DONE: Final = re.compile(r"\s+how\s+(?!many\b|much\b|long\b|often\b|far\b)(?:[\w-]+\s+){1,3}?(?:is|are|was|were|gets?)"
+_FAULT_PLACED: Final = re.compile(r"\b(?:problem|bug|error|fault|mistake|issue)\s+(?:is|lies|sits)\s+"
+                                  r"(?:in|inside|within)\b", re.I)
+_HOW_DONE: Final = re.compile(r"\s+how\s+(?!many\b|much\b|long\b|often\b|far\b)(?:[\w-]+\s+){1,3}?"
+                              r"(?:is|are|was|were|gets?)"
                               r"\s+\w+(?:ed|en|wn|lt)\b", re.I)
 
 _PROGRAM_SUBJECT: Final = re.compile(

@@ -15,7 +15,9 @@ at two places; a noun and its infinitive heading a colon ("Invariant to maintain
 the loop that ...") points as "Check the loop" does; a direction match in the contrast after a norm ("should own its
 counts, but a change to one level's counts shows up ...") is what happens; "you need to reason about / think about"
 asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
-... Expected ...") is a test. Reads the hint only. Pure: no I/O.
+... Expected ...") is a test. Revision 16: at L5 an invariant to keep, a way of seeing a thing of the world or a
+definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
+Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations

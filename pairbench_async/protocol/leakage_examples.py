@@ -13,6 +13,10 @@ sentence goes on to say of it ("`5-30/10` should match 5, 15 and 25", "'978-0-80
   "Example:", "with"), unless it is a statement (a keyword, an augmented assignment, a method call or
   index, a name given a value that is not a non-empty literal).
 
+Revision 16 adds the labels that frame a test ("Failing board:", "Scenario:") to the cues, and reads a span after a
+verb of output ("Expected a line of the form", "printed", "got") as output, the program named or not, unless it
+holds an operator.
+
 The validator reads the hint with each example span set aside (:mod:`.leakage`), and a sentence whose
 subject is an example and whose predicate is its expected output ("should be", "should match", "should
 convert to", "the answer is") states the expected behaviour, not the rule or a change.

@@ -79,6 +79,10 @@ so does, at L5, a code span in one-letter placeholders no program uses ("`[x] * 
 same x", :func:`idiom_reasons`).
 
 Pure: no I/O.
+
+Revision 16: a construct word the problem uses as a noun ("the increment", "after the call") names no region of
+the candidate; a quoted word after "notion of" is its sense; at L5 one-letter subscripts in a sum's notation are
+mathematics.
 """
 
 from __future__ import annotations

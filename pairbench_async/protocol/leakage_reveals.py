@@ -76,6 +76,9 @@ hints phrase one kind of information, not a list of examples: it errs on the sid
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
 accept. Each reason starts with the boundary's name and shows at most 40 characters
 of the hint. Pure: no I/O.
+
+Revision 16: below L3, the program that stops considering a thing is state; at L1 a condition whose input
+subject takes a measure ("When a move takes more time than ...") picks out inputs.
 """
 
 from __future__ import annotations
