@@ -14,8 +14,8 @@ sentence goes on to say of it ("`5-30/10` should match 5, 15 and 25", "'978-0-80
   index, a name given a value that is not a non-empty literal).
 
 Revision 16 adds the labels that frame a test ("Failing board:", "Scenario:") to the cues, and reads a span after a
-verb of output ("Expected a line of the form", "printed", "got") as output, the program named or not, unless it
-holds an operator.
+verb of output ("Expected a line of the form", "printed", "got") as output, the program named or not, when it
+holds a space or a digit (a line, not a lone name) and no operator.
 
 The validator reads the hint with each example span set aside (:mod:`.leakage`), and a sentence whose
 subject is an example and whose predicate is its expected output ("should be", "should match", "should
@@ -84,7 +84,11 @@ def _cued(hint: str, start: int, end: int) -> bool:
     clause = masked[ends[-1].end() if ends else 0: start]
     after = _SENTENCE_END.search(masked, end)
     rest = masked[end: after.start() if after else len(masked)]
-    if _OUTPUT_CUE.search(clause) and not _OPERATOR.search(_STRING.sub("", hint[start + 1: end - 1])):
+    content = hint[start + 1: end - 1]
+    # an output line has words or numbers ("White 0:03 Black 0:12"); a lone name ("Expected `seen` to be
+    # cleared") is the program's
+    if (_OUTPUT_CUE.search(clause) and re.search(r"\s|\d", content.strip())
+            and not _OPERATOR.search(_STRING.sub("", content))):
         return True
     return bool(_CUE.search(clause)) and not any(_REPAIR.search(part) or _PLACE.search(part)
                                                  for part in (clause, rest))

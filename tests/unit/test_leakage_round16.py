@@ -134,3 +134,7 @@ def test_the_program_failing_to_account_for_a_thing_is_state() -> None:
     assert "state" in rules("When the orders run out, the planner stops considering the last oven.", 2)
     # told of the problem, with no program failing to keep it, the rule is still the concept
     assert "concept" in rules("An oven that could still take more loaves must be filled first.", 3)
+
+
+def test_a_lone_name_after_an_output_verb_is_still_the_programs() -> None:
+    assert "location" in rules("Expected `load` to start again at each oven, but it carries over.", 3)
