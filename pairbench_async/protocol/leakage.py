@@ -40,6 +40,10 @@ the outcome.
 
 The program's output on a hidden test is hidden data too: the candidate outputs in the
 evidence (what the feedback model was shown) are a quote source of the ``quote`` rule.
+
+Revision 16 (:mod:`.leakage_examples` and here): at L1 a span naming a function the problem statement defines is the
+symptom's subject, read as the bare word; a short span in the problem's own notation (`x*`) is data; the location
+rule is given the words the statement uses as nouns.
 """
 
 from __future__ import annotations
@@ -186,9 +190,48 @@ _HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
 _MEMO_SIZE: Final = 256
 
 
+#: a span that only names a function: `owed()`, `owed`
+_NAMED_SPAN: Final = re.compile(r"`([A-Za-z_]\w*)(?:\(\))?`")
+
+
+def _interface_named(text: str, problem: str) -> str:
+    """Revision 16: at L1, a span naming a function the problem statement defines (`owed()` for "`owed(patron)`")
+    names the thing under test, the subject of the symptom, not the program's code: read as the bare word. A span
+    with arguments, or naming a function only the program has, is left as written."""
+    def bare(found: re.Match[str]) -> str:
+        name = found.group(1)
+        return name if re.search(rf"\b{re.escape(name)}\s*\(", problem) else found.group()
+    return _NAMED_SPAN.sub(bare, text)
+
+
+def _notation_spans(text: str, problem: str, names: frozenset[str]) -> list[str]:
+    """Revision 16: spans written in the problem's own notation, a datum of the problem (a pattern `x*` where the
+    statement defines `*`): at most four characters, no space, each letter a placeholder no program uses, each other
+    character a symbol the statement itself quotes (`*`, `.`). `i*` with a program's `i`, or `*=`, stays code."""
+    quoted = {m.group(1) for m in re.finditer(r"`([^`\w\s])`", problem)}
+    out = []
+    for found in re.finditer(r"`([^`\s]{1,4})`", text):
+        content = found.group(1)
+        symbols = [c for c in content if not c.isalpha()]
+        letters = [c for c in content if c.isalpha()]
+        if (symbols and letters and all(c in quoted for c in symbols)
+                and all(c.islower() and c not in names for c in letters) and len(letters) == len(set(letters))):
+            out.append(found.group())
+    return out
+
+
+def _problem_nouns(problem: str) -> frozenset[str]:
+    """The words the problem statement uses as nouns (after a determiner: "an increment of", "each call"), lower-cased:
+    a construct word among them may name the problem's thing, not the program's (revision 16)."""
+    return frozenset(w.lower() for w in re.findall(r"\b(?:the|a|an|each|every|per|its|one|this|that)\s+(\w+)",
+                                                   problem, re.I))
+
+
 def _validate(text: str, level: int, problem: str, candidate_code: str, outputs: tuple[str, ...],
               hidden: HiddenData, policy: ValidationPolicy) -> list[str]:
     public_words = {word.lower() for word in re.findall(r"\w+", problem)}
+    if level == 1:
+        text = _interface_named(text, problem)
     own_names = program_names(candidate_code, public_words)
     reasons: list[str] = []
     if len(text) > policy.max_chars:
@@ -198,6 +241,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     # and what the sentence says it should give is its expected output; a cued example the candidate's code
     # also holds is still a quote of it unless it is one character ("for example `aaaa` or just `q`")
     examples, cued = example_spans(text), example_spans(text, literals=False)
+    examples += _notation_spans(text, problem, shape.names)
     quoted = [q for q in candidate_quotes(text, shape, problem) + quoted_spans(text, shape, problem)
               if not (q in cued and len(q.strip("`'\"").strip()) == 1)]
     # the candidate's own code, quoted, points at a place (a location) and gives no code: the
@@ -242,7 +286,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     if level < 3:
         reasons += state_reasons(text) or held_value_reasons(text)
     if level < 4:
-        reasons += location_reasons(placed, own_names)
+        reasons += location_reasons(placed, own_names, _problem_nouns(problem))
     if level < 5:
         # revision 15: at L1 a sentence on the program's output as subject is the symptom, no rule
         reasons += concept_reasons(without_output_sentences(expected) if level == 1 else expected)

@@ -14,6 +14,10 @@ subject of a verdict on inputs ("Withdrawals strictly below the balance are hand
 (L2). Revision 15: a contrast whose other term is a part of the program (", not in the search loop") sets two
 places apart, a location; a phrase attached to a verdict on inputs ("are affected, in both directions") says how
 they fail. Reads the hint only. Pure: no I/O.
+
+Revision 16: a norm set against what "your X" keeps is the symptom (state), and a match inside what the
+program fails to account for is no rule; a contrast that places the fault or sets a way the program does a thing
+against it is a location.
 """
 
 from __future__ import annotations
@@ -186,7 +190,8 @@ def _contrast(hint: str) -> re.Match[str] | None:
         clause = hint[start: found.start()]
         if (len(clause.split()) >= 2 and not _PROGRAM_CLAUSE.search(clause) and not OUTPUT_CUE.search(clause)
                 and not TOO.search(clause) and not state_reasons(clause)
-                and not _OTHER_PLACE.match(hint, found.end())):
+                and not _OTHER_PLACE.match(hint, found.end()) and not _FAULT_PLACED.search(clause)
+                and not _HOW_DONE.match(hint, found.end())):
             return found
     return None
 
@@ -202,6 +207,15 @@ _PART: Final = (r"(?:program|solution|code|loop|function|scan|search|traversal|b
 #: in the search loop that ...") sets one place against another, a location (L4), not the rule
 _OTHER_PLACE: Final = re.compile(rf"\s+(?:the|this|that|your|its|a|an)\s+(?:[\w-]+\s+){{0,2}}?"
                                  rf"(?:{_PART}|line|block|helper|method|condition|check|step)s?\b", re.I)
+
+#: revision 16: the same class made general: a contrast that places the fault ("the problem is in that condition,
+#: not in how rooms are chosen") or whose other term is how the program does a thing ("not in how bookings are
+#: stored") sets one place against another, a location
+_FAULT_PLACED: Final = re.compile(r"\b(?:problem|bug|error|fault|mistake|issue)\s+(?:is|lies|sits)\s+"
+                                  r"(?:in|inside|within)\b", re.I)
+_HOW_DONE: Final = re.compile(r"\s+how\s+(?!many\b|much\b|long\b|often\b|far\b)(?:[\w-]+\s+){1,3}?"
+                              r"(?:is|are|was|were|gets?)"
+                              r"\s+\w+(?:ed|en|wn|lt)\b", re.I)
 
 _PROGRAM_SUBJECT: Final = re.compile(
     rf"(?:\b(?:the|this|that|its|your)\s+(?:[\w-]+\s+){{0,2}}?{_PART}\b(?:\s+(?:of|in|for)\s+[^,.;:!?]*?)?"
@@ -248,6 +262,8 @@ def _conceded(hint: str, found: re.Match[str]) -> bool:
 #: expected behaviour set against the observed one is the symptom, not the reasoning
 _BUT: Final = re.compile(r"(?:,|;)?\s+(?:but|yet|whereas|while|instead)\s+|;\s+(?:here|instead|in\s+fact)\b", re.I)
 _OBSERVER: Final = re.compile(r"\s*(?:(?:it|they|he|she)\b|(?:the|this|your)\s+(?:program|function|code|solution)\b|"
+                              # revision 16: what the program keeps, told by its own possessive ("your result")
+                              r"your\s+[\w-]+\b|"
                               r"(?:all|both|each|some|none|one|two)\s+of\s+them\b|(?:here|instead|in\s+fact)\b)", re.I)
 
 #: revision 13: what a value the program computes can be ("the computed extents of the intersection can be
@@ -295,7 +311,8 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (_POSSIBLE.match(m.group()) and _program_subject(hint, m.start(), _COMPUTED_SUBJECT))
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)
-                      and not _judged_inputs(hint, m)), None)
+                      and not _judged_inputs(hint, m)
+                      and not _unkept(hint, m)), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
@@ -340,3 +357,16 @@ def _problem_in_relative(hint: str, found: re.Match[str]) -> bool:
 
 def _show(text: str) -> str:
     return repr(" ".join(text.split())[:40])
+
+
+#: revision 16: the program, as the subject, failing to keep or account for a thing ("the matcher doesn't account
+#: for the part of the pattern that could still match zero characters"): what the program keeps, L3's state;
+#: the match inside that thing's description is no rule of its own
+_UNKEPT: Final = re.compile(r"\b(?:program|solution|code|function|it|[a-z]+(?:er|or))\s+(?:does\s*n[o']?t|does\s+not|"
+                            r"never|fails\s+to|forgets\s+to)\s+(?:account\s+for|handle|consider|track|keep|remember|"
+                            r"count|cover|allow\s+for)\b[^.;:!?]*$", re.I)
+
+
+def _unkept(hint: str, found: re.Match[str]) -> bool:
+    start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    return bool(_UNKEPT.search(hint, start, found.start()))

@@ -15,7 +15,9 @@ at two places; a noun and its infinitive heading a colon ("Invariant to maintain
 the loop that ...") points as "Check the loop" does; a direction match in the contrast after a norm ("should own its
 counts, but a change to one level's counts shows up ...") is what happens; "you need to reason about / think about"
 asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
-... Expected ...") is a test. Reads the hint only. Pure: no I/O.
+... Expected ...") is a test. Revision 16: at L5 an invariant to keep, a way of seeing a thing of the world or a
+definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
+Reads the hint only. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -282,6 +284,8 @@ def _constructed(sentence: str, names: frozenset[str]) -> str | None:
     """An imperative by construction (:mod:`.leakage_grammar`) at one of the sentence's :func:`_starts`,
     or a change coordinated with an imperative there."""
     for part in _starts(sentence):
+        if _EXAMPLE_PART.match(part):
+            continue  # revision 16: "e.g. amount 6 with ... should give 4" is an example, not an order
         # "Invariant to maintain: ...": a noun and its infinitive heading what follows, not an instruction
         # ("Switch to floats for the root" heads nothing; revision 14)
         if re.fullmatch(r"\W*[A-Za-z]+\s+to\s+[a-z]+\s*", part) and re.match(
@@ -436,6 +440,8 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     reasons: list[str] = []
     sentences = SENTENCES.split(hint)
     for index, sentence in enumerate(sentences):
+        if index and _EXAMPLE_PART.search(sentences[index - 1][-6:]):
+            continue  # revision 16: the sentence split after "e.g.": the example's own words, not an order
         # revision 15: "Use a garage with 2 levels ...: park 'A' ..." before "Expected (1, 'compact')": a test
         # scenario set up, not a change to the program
         if _SCENARIO.match(sentence) and _EXPECTED_LATER.search(" ".join(sentences[index + 1:])):
@@ -445,8 +451,9 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
         if gerund and gerund.group(1).lower()[:-3] not in ("someth", "noth", "everyth", "anyth"):
             reasons.append(f"direction: a repair told as a gerund {gerund.group(1)!r}")
             break
-        verb = next((v for part in _starts(sentence) if (v := _imperative(part, names))), None)
-        if verb and _reasoned(verb, sentence, names, public):
+        verb = next((v for part in _starts(sentence) if not _EXAMPLE_PART.match(part)
+                     and (v := _imperative(part, names))), None)
+        if verb and (_reasoned(verb, sentence, names, public) or _held_at_l5(verb, sentence, names, public, level)):
             continue
         if verb:
             reasons.append(f"direction: imperative {verb!r}")
@@ -454,7 +461,8 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
         # a lone word before a colon heads what follows ("Symptom: ..."), unless nothing follows ("Change:")
         verb = _constructed(sentence, names) or (
             lone_verb(sentence) if not sentence.rstrip().endswith(":") or index == len(sentences) - 1 else None)
-        if verb and _reasoned(verb, sentence, names, public):
+        if verb and (_reasoned(verb, sentence, names, public) or _held_at_l5(verb, sentence, names, public, level)
+                     or verb.lower() in _FAULT_ADJECTIVES and _noun_phrase_after(verb, sentence)):
             continue
         if verb:
             reasons.append(f"direction: imperative by construction {verb!r}")
@@ -512,3 +520,50 @@ def _expected_at_l1(hint: str, found: re.Match[str], names: frozenset[str]) -> b
     subject = {w for w in re.findall(r"[A-Za-z_]\w*", clause)}
     return not ({w.lower() for w in subject} & _PROGRAM_MODAL_SUBJECT
                 or any(w in names and len(w) >= 2 for w in subject))
+
+
+#: revision 16: a clause opened by an example cue holds a test's input and expected output, not an order
+_EXAMPLE_PART: Final = re.compile(r"\W*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)|such\s+as)(?:\W|$)", re.I)
+#: revision 16: adjectives of a fault that are also verbs: "Wrong room numbers on a few lines." is a symptom
+_FAULT_ADJECTIVES: Final = frozenset({"wrong"})
+#: revision 16: at L5, what an imperative asks to keep or see that is the concept: an invariant, a rule
+_KEPT_CONCEPT: Final = re.compile(r"\b(?:keep|maintain|preserve|hold)\s+(?:the\s+|this\s+|an\s+)?"
+                                  r"(?:invariant|property|rule|definition|condition\s+that)\b", re.I)
+_DETERMINER: Final = frozenset("the a an this that these those each every all your its their it them my our".split())
+
+
+def _noun_phrase_after(verb: str, sentence: str) -> bool:
+    """Whether ``verb`` heads a noun phrase (no determiner follows: "Wrong room numbers"), not an object."""
+    found = re.search(rf"\b{re.escape(verb)}\s+([A-Za-z]+)", sentence)
+    return found is not None and found.group(1).lower() not in _DETERMINER
+
+
+def _held_at_l5(verb: str, sentence: str, names: frozenset[str], public: frozenset[str], level: int) -> bool:
+    """Revision 16: at L5, whether an imperative states the concept, not a change to the program: an invariant
+    to keep ("Keep the invariant that [lo, hi] always contains ..."), a way of seeing a thing with no program name
+    ("Treat each coin copy as a 0/1 item"), or a definition whose first word only looks like a verb ("Average pace
+    for a whole run is total time divided by total distance": no determiner after it, a copula in its clause)."""
+    if level < 5:
+        return False
+    if _KEPT_CONCEPT.search(sentence):
+        return True
+    clause = re.split(r"[:;,]", sentence, maxsplit=1)[0]
+    if verb.lower() in _REASONING:
+        found = re.search(rf"\b{re.escape(verb)}\s+((?:[\w'/-]+\s+){{1,5}}?)as\s+(?:a|an)\b", clause)
+        if not found:
+            return False
+        # "Treat each coin copy as a 0/1 item": a thing of the world, introduced by a determiner; "Treat day as
+        # a multiple ..." (a program name used bare) or "the periods list" (a construct of code) is the program
+        words = re.findall(r"[A-Za-z_]\w*", found.group(1))
+        return (bool(words) and not _program_only(found.group(1), names, public)
+                and not any(w.lower() in _CODE_NOUNS for w in words)
+                and (words[0].lower() in _DETERMINER or not any(w in names for w in words)))
+    return (sentence.lstrip().startswith(verb) and _noun_phrase_after(verb, sentence)
+            and bool(re.search(r"\b(?:is|are|equals|means)\b", clause))
+            # names read as words ("total time"), but no code: a span, an operator, a name only code writes
+            and not re.search(r"[`=+*/<>%\[\]()]|\b[A-Za-z]+_\w*|\b[A-Za-z]+\d", clause))
+
+
+def _program_only(text: str, names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether ``text`` holds a name of the program that is no word of the problem ("cur", not "coin")."""
+    return any(w in names and w.lower() not in public for w in re.findall(r"[A-Za-z_]\w*", text))

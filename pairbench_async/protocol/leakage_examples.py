@@ -13,6 +13,10 @@ sentence goes on to say of it ("`5-30/10` should match 5, 15 and 25", "'978-0-80
   "Example:", "with"), unless it is a statement (a keyword, an augmented assignment, a method call or
   index, a name given a value that is not a non-empty literal).
 
+Revision 16 adds the labels that frame a test ("Failing board:", "Scenario:") to the cues, and reads a span after a
+verb of output ("Expected a line of the form", "printed", "got") as output, the program named or not, when it
+holds a space or a digit (a line, not a lone name) and no operator.
+
 The validator reads the hint with each example span set aside (:mod:`.leakage`), and a sentence whose
 subject is an example and whose predicate is its expected output ("should be", "should match", "should
 convert to", "the answer is") states the expected behaviour, not the rule or a change.
@@ -32,7 +36,15 @@ _STRING: Final = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 _CONSTANT: Final = re.compile(r"\b(?:True|False|None)\b")
 #: an example cue earlier in the span's sentence
 _CUE: Final = re.compile(r"\b(?:for\s+example|for\s+instance|e\.\s?g\.|such\s+as|like|example\s*:|"
-                         r"inputs?\s+(?:of|is|are))\s|^\s*with\s", re.I)
+                         r"inputs?\s+(?:of|is|are))\s|^\s*with\s|"
+                         # revision 16: a label framing a test's data ("Failing board:", "Scenario:")
+                         r"\b(?:(?:failing|sample|test|example)\s+[a-z]+|scenarios?|inputs?|cases?)\s*:\s*$", re.I)
+#: revision 16: a verb of the program's output or the expected one before the span in its sentence ("Expected a
+#: line of the form `...`", "your program printed ... (`...`)"): the span is output, even with the program named
+_OUTPUT_CUE: Final = re.compile(r"\b(?:expected|printed|printing|outputs?|output\s+was|got|gave|of\s+the\s+form)\b",
+                                re.I)
+#: an operator outside strings: such a span after an output cue may be an expression, not an output line
+_OPERATOR: Final = re.compile(r"[+*/%<>=!&|^]|\s-\s")
 #: a part of the program in the cue's clause makes what follows a quote of it ("a guard such as `x > 0`")
 _PLACE: Final = re.compile(r"\b(?:expression|condition|comparison|line|call|check|term|operand|loop|branch|statement|"
                            r"computation|calculation|update|guard|header|bound|argument|variable|name|function|method|"
@@ -72,6 +84,12 @@ def _cued(hint: str, start: int, end: int) -> bool:
     clause = masked[ends[-1].end() if ends else 0: start]
     after = _SENTENCE_END.search(masked, end)
     rest = masked[end: after.start() if after else len(masked)]
+    content = hint[start + 1: end - 1]
+    # an output line has words or numbers ("White 0:03 Black 0:12"); a lone name ("Expected `seen` to be
+    # cleared") is the program's
+    if (_OUTPUT_CUE.search(clause) and re.search(r"\s|\d", content.strip())
+            and not _OPERATOR.search(_STRING.sub("", content))):
+        return True
     return bool(_CUE.search(clause)) and not any(_REPAIR.search(part) or _PLACE.search(part)
                                                  for part in (clause, rest))
 

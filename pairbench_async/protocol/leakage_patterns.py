@@ -79,6 +79,10 @@ so does, at L5, a code span in one-letter placeholders no program uses ("`[x] * 
 same x", :func:`idiom_reasons`).
 
 Pure: no I/O.
+
+Revision 16: a construct word the problem uses as a noun ("the increment", "after the call") names no region of
+the candidate; a quoted word after "notion of" is its sense; at L5 one-letter subscripts in a sum's notation are
+mathematics.
 """
 
 from __future__ import annotations
@@ -211,18 +215,27 @@ _PATCHED_BEFORE: Final = re.compile(r"(?:\b(?:update|set|assign|change|reset|ini
                                     r"\b(?:should|must|has\s+to|have\s+to|ought\s+to|needs?\s+to)\s+be)\s+$", re.I)
 _PATCHED_AFTER: Final = re.compile(r"\s*,?\s*(?:rather\s+than|instead\s+of|not|here|there)\b", re.I)
 _MATH_KINDS: Final = ("code: inline statement ", "code: program names in a code shape ")
+#: revision 16: a one-letter subscript, read as mathematics only inside a sum's notation (see below)
+_SUBSCRIPT: Final = re.compile(r"\b([A-Za-z])\[[A-Za-z]\]")
+_SUM_BEFORE: Final = re.compile(r"\b(?:sum|product|total)\s+of\s+(?:all\s+)?$", re.I)
+_SUM_AFTER: Final = re.compile(r"\s+(?:over|for)\s+(?:all|every|each)\b", re.I)
 
 
 def mathematical_formula(fragment: str, hint: str) -> bool:
     """Whether ``fragment`` of ``hint`` is written in mathematics' notation, not Python's (see above)."""
-    fragment = fragment.strip()
+    fragment = shown = fragment.strip()
+    at = hint.find(fragment)
+    # revision 16: subscripts in a sum's notation ("the sum of a[i]*b[j] over all i + j = k") are a_i, b_j
+    if at >= 0 and _SUBSCRIPT.search(fragment) and (_SUM_BEFORE.search(hint, 0, at)
+                                                    and _SUM_AFTER.match(hint, at + len(fragment))):
+        fragment = _SUBSCRIPT.sub(lambda m: m.group(1), fragment)
     if not fragment or not _MATH_FORMULA.fullmatch(fragment) or _CODE_OPERATOR.search(fragment):
         return False
     if any(word in _RESERVED for word in re.findall(r"[A-Za-z_]\w*", fragment)):
         return False
-    at = hint.find(fragment)
     if at < 0 or hint.count("`", 0, at) % 2:
         return False
+    fragment = shown
     # a value the program is told to take ("update free to start + d rather than t + d", "must become
     # start + d"): a patch in notation, code
     before = re.split(r"[.;:!?]", hint[:at])[-1]
@@ -487,7 +500,21 @@ def _observed_value(hint: str, placed: str) -> bool:
                 and not _POINTED_RE.search(sentence))
 
 
-def location_reasons(hint: str, own_names: set[str]) -> list[str]:
+def _problem_word(found: str, public: frozenset[str]) -> bool:
+    """Revision 16: whether a construct's noun (the match's last word: "the increment", "the first call", "after
+    the call") is a word the problem statement itself uses: the problem's thing or the test's step ("a single move
+    overruns ... by less than the increment", "checks made after the call"), no region of the candidate."""
+    words = re.findall(r"[A-Za-z]+", found)
+    return bool(words) and words[-1].lower() in public
+
+
+#: revision 16: a quoted word as a notion ("a single notion of \"seen\""): the word's sense, not the identifier
+_NOTION: Final = r"\b(?:notion|sense|idea|kind|concept|meaning)\s+of\s+"
+
+
+def location_reasons(hint: str, own_names: set[str], public: frozenset[str] = frozenset()) -> list[str]:
+    """``location`` reasons; ``public`` (the words the problem statement uses as nouns, lower-cased) names the
+    problem's things."""
     reasons: list[str] = []
     found = _LINE_NUMBER.search(hint)
     if found:
@@ -499,14 +526,17 @@ def location_reasons(hint: str, own_names: set[str]) -> list[str]:
         cued = re.search(
             rf"\b{escaped}\s+(?:{_CUES})\b|\b(?:{_CUES})\s+{escaped}\b", hint, re.IGNORECASE
         )
+        if marked and not codey and re.search(rf"{_NOTION}[\"'“]{escaped}[\"'”]", hint, re.IGNORECASE):
+            marked = None
         if codey or (len(name) <= 3 and name.lower() not in _PROSE_SHORT) or marked or cued:
             reasons.append(f"location: names the program's identifier {name!r}")
-    found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)), None)
+    found = next((m for m in _STRUCTURE.finditer(hint) if not _of_data(hint, m)
+                  and not _problem_word(m.group(), public)), None)
     if found:
         reasons.append(f"location: refers to program structure {found.group()!r}")
     else:
         placed = _structural_location(hint)
-        if placed and not _observed_value(hint, placed):
+        if placed and not _observed_value(hint, placed) and not _problem_word(placed, public):
             reasons.append(f"location: refers to a part of the program {placed[:40]!r}")
     return reasons
 

@@ -76,6 +76,9 @@ hints phrase one kind of information, not a list of examples: it errs on the sid
 of passing a hint, since the judge (:mod:`.judge`) can be asked about what the rules
 accept. Each reason starts with the boundary's name and shows at most 40 characters
 of the hint. Pure: no I/O.
+
+Revision 16: below L3, the program that stops considering a thing is state; at L1 a condition whose input
+subject takes a measure ("When a move takes more time than ...") picks out inputs.
 """
 
 from __future__ import annotations
@@ -233,7 +236,9 @@ _INPUT_SUBJECT: Final = re.compile(
     r"exactly\s+\w+|none\s+of\s+the)\s+)?(?:[\w'-]+\s+){0,4}?(?:is|are|has|have|contains?|includes?|"
     r"appears?|occurs?|exceeds?|equals?|sits?|lies?|falls?|reaches|passes|crosses|carr(?:y|ies)|starts?|ends?|"
     r"shares?|repeats?|comes?|goes|gets?|holds?|consists?|arriv(?:e|es)|leaves?|joins?|enters?|overlaps?|"
-    r"touch(?:es)?|sits?\s+idle)\b",
+    r"touch(?:es)?|sits?\s+idle|"
+    # revision 16: a thing of the input that measures something ("When a player's move takes more time than ...")
+    r"takes|lasts|costs|weighs|spans)\b",
     re.I,
 )
 
@@ -361,6 +366,9 @@ _HELD: Final = (
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
 _STATE_PATTERNS: Final = (
+    # revision 16: what the program stops holding in view ("the matcher stops considering the unread part")
+    re.compile(r"\b(?:stops?|stopped|ceases?|ceased)\s+(?:considering|tracking|keeping\s+track\s+of|remembering|"
+               r"counting|looking\s+at)\b", re.I),
     re.compile(rf"\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never|fails?\s+to|failing\s+to|"
                rf"forgets?\s+to|without|no\s+longer|cannot|can't)\s+(?:\w+\s+)?{_MEMORY_VERB}\b", re.I),
     re.compile(rf"\b(?:los(?:e|es|t|ing)|forg(?:et|ets|ot|otten|etting)|overwrit\w*|discard\w*|reset\w*|"

@@ -220,14 +220,14 @@ _PRESCRIBED: Final = re.compile(r"\b(?:should|must|need|needs|has\s+to|have\s+to
 def _described(before: str) -> bool:
     """Whether ``before`` ends inside a relative clause describing what a part of the program does."""
     found = _DESCRIBING.search(before)
-    return bool(found) and not _PRESCRIBED.search(found.group())
+    return found is not None and not _PRESCRIBED.search(found.group())
 
 
 def _in_words(rest: str) -> bool:
     """Whether what replaces the quoted code ("... with a two-sided range check") is told in words."""
     sentence = re.split(r"[.;!?\n]", rest, maxsplit=1)[0]
     found = re.search(r"\b(?:with|by)\b", sentence)
-    return bool(found) and not re.search(r"[<>=+*/%\[\]()]|\s-\s", sentence[found.end():])
+    return found is not None and not re.search(r"[<>=+*/%\[\]()]|\s-\s", sentence[found.end():])
 _FRAMED_AFTER: Final = re.compile(rf"[\s`'\")]*(?:\w+\s+){{0,1}}{_PLACE_NOUN}s?\b", re.I)
 
 

@@ -47,7 +47,8 @@ def without_expected_clauses(hint: str) -> str:
     """``hint`` with the clauses about the expected answer blanked (the input-pattern rule's view at L1)."""
     def elaborated(found: re.Match[str]) -> str:
         clause = found.group("clause")
-        keep = not _EXPECTATION.search(clause) or _INPUT_LEAD.search(clause[: _EXPECTATION.search(clause).start()])
+        expected = _EXPECTATION.search(clause)
+        keep = expected is None or _INPUT_LEAD.search(clause[: expected.start()])
         return found.group() if keep else found.group("head")
     text = _ELABORATED.sub(elaborated, hint)
     return _SUBORDINATE.sub(lambda m: "" if _EXPECTATION.search(m.group()) else m.group(), text)
