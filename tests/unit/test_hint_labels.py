@@ -213,6 +213,11 @@ FRESH.update({37: (27 / 32, 27 / 34, 34), 38: (24 / 30, 24 / 36, 36)})
 #: precision floors raised.
 FRESH.update({35: (1.0, 22 / 35, 35), 36: (1.0, 28 / 35, 35), 37: (1.0, 27 / 34, 34), 38: (1.0, 24 / 36, 36)})
 
+#: fresh39-fresh41, three more blind sets (stop 32: fresh39 short and natural, fresh40 near a boundary, fresh41
+#: mixed), committed after their first measurement: revision 15 0.91 / 0.86, 0.88 / 0.60, 0.86 / 0.74 (pooled
+#: 0.89 / 0.73); revision 16, whose author never saw them, 0.91 / 0.86, 0.91 / 0.60, 0.86 / 0.74 (pooled
+#: 0.90 / 0.73). Floors: revision 16's level minus one hint's worth.
+FRESH.update({39: (31 / 34, 31 / 36, 36), 40: (21 / 23, 21 / 35, 35), 41: (25 / 29, 25 / 34, 34)})
 
 @pytest.mark.parametrize("number", sorted(FRESH), ids=[f"fresh{n}" for n in sorted(FRESH)])
 def test_the_rules_on_the_fresh_sets(number: int) -> None:
