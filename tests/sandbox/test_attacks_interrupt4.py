@@ -1,0 +1,99 @@
+"""Fourth attack on the resident child and its interrupt (after 73c5064: a finished test's
+objects frozen, interpreter state restored, fds 0-3 from copies at 10-13, exit/quit as under
+site, a stdin program's atexit handlers run when its module ends). docs/PROTOCOL.md, "One
+child for a program's tests": for a program whose tests do not depend on what its earlier
+tests left, every resident verdict is that of a child per test (SandboxConfig(resident=False)),
+or, where that is a timeout under the loop rule's tight limit, possibly the full limit's
+(loop_factor=0); never better than the full limit's. Each test here is a finding of that
+attack (its docstring says what was seen) and fails on main (fc336fa)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
+from pairbench_async.sandbox.config import SandboxConfig
+from pairbench_async.sandbox.pool import SandboxPool
+
+LIMITS = Limits(time_limit=2.0, memory_limit_mb=512)
+
+
+async def run(program: Program, tests: list[Test], limits: Limits = LIMITS,
+              **config: object) -> list[TestResult]:
+    async with SandboxPool(SandboxConfig(workers=1, **config)) as pool:  # type: ignore[arg-type]
+        async with asyncio.timeout(120):
+            return await pool.run(program, tests, limits)
+
+
+def within_the_promise(resident: list[TestResult], alone: list[TestResult],
+                       full: list[TestResult]) -> bool:
+    """Each resident verdict is a child per test's, or the full limit's where the child's
+    was a timeout under the loop rule's tight limit."""
+    return all(r.verdict is a.verdict or (a.verdict is Verdict.TLE and r.verdict is f.verdict)
+               for r, a, f in zip(resident, alone, full, strict=True))
+
+
+def cpu(results: list[TestResult]) -> list[tuple[str, float]]:
+    return [(r.verdict.value, round(r.cpu_ms, 1)) for r in results]
+
+
+#: print the child's pid (its pid namespace's) first, to count children
+PID = "import os, sys\nprint(os.getpid(), file=sys.stderr)\n"
+
+
+def children(results: list[TestResult]) -> int:
+    """How many children ran the tests (each program prints its pid first; a shared test
+    that ended its child, or that the pool ran again alone, shows as a new pid)."""
+    return len({(r.stderr or "").split("\n")[0] for r in results})
+
+
+async def test_a_finalizer_registered_by_a_later_test_still_runs() -> None:
+    """FINDING (stop 32's atexit run, state it leaves in a kept module): ``weakref.finalize``
+    registers its class's ``_exitfunc`` with atexit once per process (class attribute
+    ``_registered_with_atexit``), and ``_exitfunc`` ends by setting ``finalize._shutdown =
+    True``, after which no finalizer's function is ever called again (``__call__`` checks
+    it). The harness runs a stdin program's atexit handlers when its first test ends and
+    keeps ``weakref`` imported: from the second test on, every ``weakref.finalize`` of the
+    program is dead (neither at exit, nor when its object goes, nor called explicitly).
+    Here a test's finalizer does its cleanup work (3 s of CPU; limit 2 s): a child per test
+    and the full limit give TLE (2000 ms), the resident child AC in 0.3 ms, as the cleanup
+    never runs: a verdict better than the full limit's. Seen twice: resident [AC 1.4, AC
+    0.3, AC 0.2], alone [AC, TLE 2000.6, TLE 14.3], full [AC, TLE 2000.8, TLE 2000.6]. (A
+    finalizer that prints "bye" at exit makes every later test WA, run again alone: 3
+    children for 3 tests.) The harness could put ``finalize._shutdown`` and
+    ``_registered_with_atexit`` back (where weakref is loaded) after running the handlers,
+    or run them in a way that leaves no module state."""
+    program = Program(source=PID + "import time, weakref\n"
+                      "class Cache:\n    pass\n"
+                      "cache = Cache()\n"
+                      "def spill(ms):\n    end = time.thread_time() + ms / 1000\n"
+                      "    while time.thread_time() < end:\n        pass\n"
+                      "n = int(input())\n"
+                      "weakref.finalize(cache, spill, n)\n"
+                      "print(n)\n")
+    tests = [Test(id="t0", input="0\n", output="0\n")] + [
+        Test(id=f"t{i}", input="3000\n", output="3000\n") for i in (1, 2)]
+    alone = await run(program, tests, resident=False)
+    full = await run(program, tests, resident=False, loop_factor=0)
+    assert [r.verdict for r in full] == [Verdict.AC, Verdict.TLE, Verdict.TLE], cpu(full)
+    resident = await run(program, tests)
+    assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone))
+
+
+async def test_output_written_to_the_interpreters_own_stdout_is_not_lost() -> None:
+    """FINDING (not the resident child's: both ways alike; exit semantics vs python's): a
+    program that collects its output in a StringIO (``sys.stdout = io.StringIO()``) and
+    writes it at its end to the interpreter's stream (``sys.__stdout__.write(...)``, or a
+    saved ``real = sys.stdout``) prints nothing: the harness flushes only the *current*
+    ``sys.stdout`` and ``sys.stderr`` before ``os._exit``, and the interpreter's own stream
+    (block-buffered on a file) keeps the text. ``python`` prints it (its finalization
+    flushes the original streams too). Seen twice: WA with empty stdout in every test, in a
+    child per test, with the full limit and resident (3 of 3 each). Flushing
+    ``sys.__stdout__`` and ``sys.__stderr__`` (the streams the test started with) after
+    the program ends would give python's output."""
+    program = Program(source="import io, sys\nsys.stdout = io.StringIO()\nprint(input())\n"
+                      "sys.__stdout__.write(sys.stdout.getvalue())\n")
+    tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(2)]
+    for resident in (False, True):
+        results = await run(program, tests, resident=resident)
+        assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.stdout, r.error) for r in results]
