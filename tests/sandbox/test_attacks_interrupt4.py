@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
 from pairbench_async.sandbox.config import SandboxConfig
 from pairbench_async.sandbox.pool import SandboxPool
@@ -97,3 +99,37 @@ async def test_output_written_to_the_interpreters_own_stdout_is_not_lost() -> No
     for resident in (False, True):
         results = await run(program, tests, resident=resident)
         assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.stdout, r.error) for r in results]
+
+
+#: The deep-recursion prelude of Python competitive programming, as often written: the work
+#: runs in a thread with a big stack, started as the module's last line and never joined
+THREAD_MAIN = ("import sys, threading\n"
+               "sys.setrecursionlimit(10 ** 6)\n"
+               "threading.stack_size(1 << 26)\n"
+               "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\n"
+               "def main():\n    n = int(input())\n    s = 0\n"
+               "    for i in range(10 ** 6):\n        s += i\n"
+               "    print(depth(n))\n"
+               "threading.Thread(target=main).start()\n")
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_a_non_daemon_thread_finishes_before_the_program_ends(resident: bool) -> None:
+    """FINDING (exit semantics vs python's; both ways alike): ``python`` waits for every
+    non-daemon thread when the main module ends (``threading._shutdown``, before the atexit
+    handlers), so ``threading.Thread(target=main).start()`` as a program's last line (the
+    usual deep-recursion prelude, often without ``join``) prints its answer (seen: 3 of 3
+    runs of ``python`` AC). The harness does not wait: the module ends, the report is
+    written and the child ends with ``os._exit`` (a resident child ends too: a thread is
+    left running), killing the thread before it prints. With 2 x 10^5 loop steps before the
+    print the verdict is a coin toss, seen in three rounds: resident [AC, AC, WA], [WA, WA,
+    WA], [WA, WA, WA]; alone [WA, AC, AC], [WA, WA, WA], [AC, AC, WA]; full [AC, WA, WA],
+    [WA, AC, AC], [WA, WA, WA] (a child per test, the full limit and the resident child
+    disagree at random); with 10^6 (here), WA with empty stdout in every test, both ways,
+    twice. Joining the
+    non-daemon threads when a stdin program's module ends (as ``threading._shutdown`` does,
+    under the program's CPU limit, the gate armed) would give python's output."""
+    program = Program(source=THREAD_MAIN)
+    tests = [Test(id=f"t{i}", input=f"{1000 * i + 5}\n", output=f"{1000 * i + 5}\n") for i in range(3)]
+    results = await run(program, tests, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 3, [(r.stdout, r.error) for r in results]
