@@ -82,19 +82,27 @@ async def test_a_finalizer_registered_by_a_later_test_still_runs() -> None:
     assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone))
 
 
-async def test_output_written_to_the_interpreters_own_stdout_is_not_lost() -> None:
-    """FINDING (not the resident child's: both ways alike; exit semantics vs python's): a
-    program that collects its output in a StringIO (``sys.stdout = io.StringIO()``) and
-    writes it at its end to the interpreter's stream (``sys.__stdout__.write(...)``, or a
-    saved ``real = sys.stdout``) prints nothing: the harness flushes only the *current*
-    ``sys.stdout`` and ``sys.stderr`` before ``os._exit``, and the interpreter's own stream
-    (block-buffered on a file) keeps the text. ``python`` prints it (its finalization
-    flushes the original streams too). Seen twice: WA with empty stdout in every test, in a
-    child per test, with the full limit and resident (3 of 3 each). Flushing
-    ``sys.__stdout__`` and ``sys.__stderr__`` (the streams the test started with) after
-    the program ends would give python's output."""
-    program = Program(source="import io, sys\nsys.stdout = io.StringIO()\nprint(input())\n"
-                      "sys.__stdout__.write(sys.stdout.getvalue())\n")
+@pytest.mark.parametrize("body", [
+    "import io, sys\nsys.stdout = io.StringIO()\nprint(input())\nsys.__stdout__.write(sys.stdout.getvalue())\n",
+    "def solve(s):\n    return s\nout = open(1, 'w')\nout.write(solve(input()) + '\\n')\n",
+], ids=["dunder_stdout", "own_file_on_fd1"])
+async def test_output_buffered_in_a_stream_at_the_programs_end_is_written(body: str) -> None:
+    """FINDING (not the resident child's: both ways alike; exit semantics vs python's): text
+    a program leaves buffered in a stream other than the current ``sys.stdout`` is lost. (1)
+    It collects its output in a StringIO (``sys.stdout = io.StringIO()``) and writes it at
+    its end to the interpreter's stream (``sys.__stdout__.write(...)``, or a saved ``real =
+    sys.stdout``): the harness flushes only the *current* ``sys.stdout`` and ``sys.stderr``
+    before ``os._exit``. (2) It writes to its own ``out = open(1, 'w')`` and defines a
+    function (its namespace is then a cycle, as almost every program's is): the file object
+    is never finalized (a child ends with ``os._exit``; a resident child freezes it), so its
+    buffer is never written; without a function the namespace is freed when the harness
+    returns and the file is flushed (AC). ``python`` prints both (its finalization flushes
+    the original streams and clears module namespaces, finalizing their files). Seen twice
+    each: WA with empty stdout in every test, in a child per test, with the full limit and
+    resident (3 of 3 each); ``python`` AC. Flushing ``sys.__stdout__`` and ``sys.__stderr__``
+    after the program ends, and flushing the writable files left in its namespace (or
+    clearing the namespace, as python's teardown does), would give python's output."""
+    program = Program(source=body)
     tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(2)]
     for resident in (False, True):
         results = await run(program, tests, resident=resident)
