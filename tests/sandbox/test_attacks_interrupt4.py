@@ -182,3 +182,19 @@ async def test_memory_a_resident_child_keeps_does_not_make_a_later_test_run_twic
     assert [r.verdict for r in alone] == [Verdict.AC] * 2, cpu(alone)
     assert [r.verdict for r in resident] == [Verdict.AC] * 2, cpu(resident)
     assert resident_wall < alone_wall + 0.5, (round(resident_wall, 2), round(alone_wall, 2))
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_a_program_that_closes_its_stdout_at_its_end_is_not_an_error(resident: bool) -> None:
+    """FINDING (exit semantics vs python's; both ways alike): a program that ends with
+    ``sys.stdout.close()`` (closing flushes it) exits 0 with its output under ``python``
+    (its finalization skips a closed standard stream: seen rc=0, "w0"). The harness flushes
+    ``sys.stdout`` after every program without looking: ValueError ("I/O operation on
+    closed file"), reported as the program's exception: RE, with the right output, in every
+    test, in a child per test, with the full limit and resident (3 of 3 each, seen twice;
+    also with an explicit flush before the close). Skipping a closed stream in that flush
+    (``stream.closed``) would give python's verdict."""
+    program = Program(source="import sys\nprint(input())\nsys.stdout.close()\n")
+    tests = [Test(id=f"t{i}", input=f"w{i}\n", output=f"w{i}\n") for i in range(2)]
+    results = await run(program, tests, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.stdout, r.error) for r in results]
