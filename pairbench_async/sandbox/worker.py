@@ -713,12 +713,8 @@ def execute(prog, gate=None):
             try:
                 exec(prog.code, g)
             finally:
-                if prog.kind == "stdio" and atexit._ncallbacks():
-                    # what the program registered runs when it ends, as at the interpreter's
-                    # exit (a fast-output idiom writes its buffer there); a child ends with
-                    # os._exit, which runs none, and the next test must not find them
-                    atexit._run_exitfuncs()
-                    atexit._clear()
+                if prog.kind == "stdio":
+                    _program_exit(g)
             if prog.kind == "call":
                 fn = g.get(prog.entry)
                 if not callable(fn):
@@ -763,7 +759,7 @@ def execute(prog, gate=None):
             sys.stderr.write(format_exception(exc, filename, prog.lines))
         except BaseException:
             pass
-    for stream in (sys.stdout, sys.stderr):
+    for stream in _open_streams():
         try:
             stream.flush()
         except BaseException as exc:
@@ -774,6 +770,51 @@ def execute(prog, gate=None):
         report["lines"] = sorted(lines_hit)
     _write_report(report, gate)
     return status
+
+
+def _program_exit(namespace):
+    """What the interpreter does when a program ends, which a child's ``os._exit`` skips:
+    wait for the threads it left that are not daemons (``threading.Thread(target=main)
+    .start()`` without a join, the deep-recursion opening), run its ``atexit`` handlers
+    (a fast-output idiom writes its buffer there; the next test must not find them), and
+    flush the files it opened for writing that its namespace still holds (``out =
+    open(1, 'w')``: the namespace is a cycle, and its finalizer would never run). On the
+    program's time, the gate armed, as the interpreter's exit is."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        current = threading.current_thread()
+        for thread in threading.enumerate():
+            if thread is not current and not thread.daemon:
+                thread.join()
+    if atexit._ncallbacks():
+        atexit._run_exitfuncs()
+        atexit._clear()
+        weakref = sys.modules.get("weakref")
+        if weakref is not None:
+            # weakref.finalize's exit hook ends every finalizer of the process for good
+            # (its _shutdown): a resident child's next test must have working ones
+            weakref.finalize._shutdown = False
+            weakref.finalize._registered_with_atexit = False
+    for value in list(namespace.values()):
+        if isinstance(value, io.IOBase):
+            try:
+                if not value.closed and value.writable():
+                    value.flush()
+            except BaseException:
+                pass
+
+
+def _open_streams():
+    """The standard streams to flush when a program ends: ``sys.stdout`` and ``sys.stderr``
+    and, where the program replaced those, ``sys.__stdout__`` and ``sys.__stderr__``; a stream
+    the program closed is done (``sys.stdout.close()`` at the end is an ordinary ending)."""
+    seen = []
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is None or any(stream is s for s in seen):
+            continue
+        seen.append(stream)
+        if not getattr(stream, "closed", False):
+            yield stream
 
 
 def _write_report(report, gate):

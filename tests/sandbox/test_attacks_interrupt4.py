@@ -5,7 +5,10 @@ child for a program's tests": for a program whose tests do not depend on what it
 tests left, every resident verdict is that of a child per test (SandboxConfig(resident=False)),
 or, where that is a timeout under the loop rule's tight limit, possibly the full limit's
 (loop_factor=0); never better than the full limit's. Each test here is a finding of that
-attack (its docstring says what was seen) and fails on main (fc336fa)."""
+attack (its docstring says what was seen) and failed on main (fc336fa); fixed in worker.py
+(stop 32, _program_exit and _open_streams): non-daemon threads joined, atexit run and weakref.finalize
+revived after it, files the namespace holds flushed, sys.__stdout__ flushed, a closed stream skipped.
+The memory finding stays, a strict expected failure (a cost; the verdict is right)."""
 
 from __future__ import annotations
 
@@ -143,6 +146,12 @@ async def test_a_non_daemon_thread_finishes_before_the_program_ends(resident: bo
     assert [r.verdict for r in results] == [Verdict.AC] * 3, [(r.stdout, r.error) for r in results]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known and documented (docs/PROTOCOL.md, 'One child for a program's tests', stop 32): a resident "
+    "child's RLIMIT_AS is set at its fork, and what its finished tests keep frozen takes address space, so "
+    "a later test that fits its own budget can raise MemoryError and is run again in a new child: the "
+    "verdict is right, its work is done twice; raising the limit per handover would let a program raise "
+    "its own limit where there is no memory cgroup"))
 async def test_memory_a_resident_child_keeps_does_not_make_a_later_test_run_twice() -> None:
     """FINDING (cost; stop 32's freeze with the memory retire at half a budget): PROTOCOL.md
     says a test in a resident child gets its own budget above what the cgroup holds at its

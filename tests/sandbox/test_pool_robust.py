@@ -629,8 +629,11 @@ async def test_closing_the_pool_resolves_running_jobs() -> None:
 
 async def test_deadlines_do_not_fire_on_slow_but_honest_programs() -> None:
     """Tests that run up to their wall limit, and chunks whose inputs and outputs are
-    far larger than a pipe, all finish with the program's own verdicts."""
-    async with SandboxPool(SandboxConfig(workers=1, result_grace=1.0, chunk=8)) as pool:
+    far larger than a pipe, all finish with the program's own verdicts. (No loop rule: after
+    the first timeout it would hold the later sleepers to its 2 ms floor of CPU, which a
+    fresh child's start-up, ~2-3 ms here, reaches or not before it sleeps: TLE either way,
+    'cpu' or 'wall' by a race, 3 of 8 pools 'cpu' at stop 32. The rule has its own tests.)"""
+    async with SandboxPool(SandboxConfig(workers=1, result_grace=1.0, chunk=8, loop_factor=0)) as pool:
         sleeper = stdio("import time\ntime.sleep(5)\n")
         results = await asyncio.wait_for(
             pool.run(sleeper, [Test(id=str(i), input="", output="") for i in range(6)],
