@@ -88,8 +88,9 @@ SHARED = LoopRule(factor=10, floor=0.05, probe=0.1, floor_shared=0.01)
     (1.0, 1.0, 0.0, 0.02),     # floor_shared + 10 x 1 ms (a lone child's: 0.06)
     (1.0, 20.0, 0.0, 0.21),    # floor_shared + 10 x the reference
     (1.0, 1.0, 8.0, 0.08),     # 10 x the program's own slowest finished test, as alone
-    (1.0, None, 2.0, 0.02),    # no reference: 10 x its own slowest ...
-    (1.0, None, 0.5, 0.01),    # ... or floor_shared
+    (1.0, None, 8.0, 0.08),    # no reference: 10 x its own slowest ...
+    (1.0, None, 0.5, 0.05),    # ... or the lone floor (stop 32: without the reference's time
+                               # the floor is the whole bound, and needs a shared test's tail)
     (0.015, 1.0, 0.0, 0.015),  # never above the test's own limit
 ])
 def test_tight_limit_after_another_test_in_a_resident_child(cpu: float, ref_ms: float | None,
