@@ -899,6 +899,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     # thread (an allowed package's import-time code could leave a daemon behind):
     # a soft RLIMIT_NPROC of 0 refuses every fork and clone of an unprivileged uid.
     nproc = resource.getrlimit(resource.RLIMIT_NPROC)
+    start = None
     if cfg.full:
         resource.setrlimit(resource.RLIMIT_NPROC, (0, nproc[1]))
     try:
@@ -929,6 +930,8 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         preimport(module_names(prog.code), cfg.allowed_packages)
         _site_builtins()
         resource.setrlimit(resource.RLIMIT_NPROC, nproc)
+        # what a resident child's tests restore (frozen below with the rest)
+        start = Interpreter() if cfg.resident else None
         # Everything the zygote holds now (the harness, the pre-imported modules, the
         # compiled program) lives as long as it: frozen, the collector of a child never
         # walks it. A full collection over it costs ~3 ms, which a test would be charged
@@ -979,7 +982,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     if what:  # the confined child: one test (1), or a resident child's tests (2)
         status = 70
         try:
-            status = serve_resident(prog) if what == 2 else execute(prog)
+            status = serve_resident(prog, start) if what == 2 else execute(prog)
         finally:
             os._exit(status)
     os._exit(0)
@@ -1026,7 +1029,11 @@ class Interpreter:
     limit's is not (docs/PROTOCOL.md, "One child for a program's tests")."""
 
     def __init__(self):
-        self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
+        # taken in the zygote before its children are forked (its state is theirs at the
+        # fork): taken in each child it cost ~0.7 ms of the first test's CPU, the
+        # copy-on-write faults of its copies' reference counts, a third of the loop
+        # rule's 2 ms floor (fds: :meth:`keep_fds`, in the child)
+        self.fds: list[int] = []
         self.streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
                          isinstance(s.buffer, io.FileIO), getattr(s, "mode", "r" if fd == 0 else "w"),
                          getattr(s, "name", ("<stdin>", "<stdout>", "<stderr>")[fd]))
@@ -1046,6 +1053,11 @@ class Interpreter:
         self.gc = gc.isenabled()
         self.random = sys.modules.get("random")
         self.modules = dict(sys.modules)
+
+    def keep_fds(self):
+        """Copies of the child's fds 0-3 (its first test's inbox, outputs and report), to
+        restore them from between tests."""
+        self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
 
     def restore(self):
         sys.settrace(None)
@@ -1089,7 +1101,7 @@ class Interpreter:
             sys.modules.update(self.modules)
 
 
-def serve_resident(prog):
+def serve_resident(prog, before):
     """A resident child's tests (sandbox/confine.c, "Resident child"): run one, say done
     on fd 5, wait for "g" on fd 4 (the zygote has put the next test's input in the inbox,
     fd 0), restore the interpreter, run it; the exit status of the first test that does
@@ -1102,13 +1114,14 @@ def serve_resident(prog):
     nothing pays nothing for another's garbage, and its memory peak is its own (it cannot
     reuse an earlier test's freed memory). What is frozen stays until the child ends: the
     zygote retires a child whose memory cgroup holds more than half a budget, and without
-    a cgroup the child ends itself once its peak RSS grew by half a budget."""
-    before = Interpreter()
+    a cgroup the child ends itself once its peak RSS grew by half a budget.
+
+    ``before``: the interpreter's state at the child's start, taken in the zygote."""
+    before.keep_fds()
     start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     gate = Gate()
     gate.install()
     while True:
-        gate.fired = gate.late = False
         status = execute(prog, gate)
         if status != 0 or _thread._count():
             return status
@@ -1127,6 +1140,14 @@ def serve_resident(prog):
         gc.freeze()
         try:
             grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb
+            # The interpreter is restored before "done", on the finished test's time (its
+            # report is written: the zygote sends no interrupt then, and allows what
+            # follows as it allows a lone child's exit), never on the next test's: under
+            # the shared floor (0.5 ms) the restore's first touches of the start state
+            # (copy-on-write faults) made a later test TLE.
+            before.restore()
+            gate.install()
+            gate.fired = gate.late = False
             os.write(5, b"d")
             if os.read(4, 1) != b"g":
                 return 0
@@ -1134,8 +1155,6 @@ def serve_resident(prog):
                 # the next test, handed over, is run again at once as a new child's first,
                 # with its whole budget (the zygote's path for a shared test that ends it)
                 return 0
-            before.restore()
-            gate.install()
         except BaseException:  # the program broke what this needs: end with its last test
             return status
 
