@@ -108,8 +108,9 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopR
     the slowest test of the call that finished, that last term at most the probe where
     ``ref`` is known)), with ``floor_shared`` for ``floor`` in a test that runs after
     another in a resident child (``shared``: its CPU is counted from its handover, with no
-    fork or confinement in it) where ``ref`` is known (:func:`_tight_floor`). The zygote applies it (confine.c); this is its statement
-    in Python, for the tests and the documentation."""
+    fork or confinement in it) where ``ref`` is known (:func:`_tight_floor`). The zygote
+    applies it (confine.c); this is its statement in Python, for the tests and the
+    documentation."""
     if rule.factor <= 0:
         return cpu
     return min(cpu, max(_tight_floor(rule, ref_ms, shared), _ref_bound(ref_ms, rule, io, shared),

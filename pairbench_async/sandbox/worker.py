@@ -1132,7 +1132,7 @@ def serve_resident(prog, before):
             # later test's under its tight limit; what finalizers print goes to its own
             # outputs, not the next test's.
             gc.collect()
-            for stream in (sys.stdout, sys.stderr):
+            for stream in _open_streams():
                 try:
                     stream.flush()
                 except BaseException:
