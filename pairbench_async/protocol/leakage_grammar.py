@@ -48,6 +48,8 @@ CLOSED: Final = frozenset(
     "after since until till upon about against around along across behind beyond near past per via without "
     "within like unlike than as despite except inside outside toward towards up down off out given "
     "including regarding beside besides "
+    # the operators of arithmetic read as prepositions ("the charge plus the surplus, minus the capacity"; revision 17)
+    "plus minus modulo "
     # conjunctions and subordinators
     "and or but nor yet so because although though while whereas if unless whether when whenever where "
     "wherever once whatever whichever "
