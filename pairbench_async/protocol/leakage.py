@@ -72,7 +72,7 @@ from .leakage_structure import (
     quoted_spans,
     structural_code_reasons,
 )
-from .leakage_symptoms import without_expected_clauses, without_output_sentences
+from .leakage_symptoms import without_expected_clauses, without_output_claims, without_output_sentences
 
 __all__ = [
     "HiddenData",
@@ -284,7 +284,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
     expected = prose = expected_tail(expected, shape.names) if examples else expected
     if level < 3:
-        reasons += state_reasons(text) or held_value_reasons(text)
+        # revision 17: at L1 what the output holds ("the paths you return still contain") is the symptom
+        observed = without_output_claims(text) if level == 1 else text
+        reasons += state_reasons(observed) or held_value_reasons(observed)
     if level < 4:
         reasons += location_reasons(placed, own_names, _problem_nouns(problem))
     if level < 5:
