@@ -367,6 +367,16 @@ _UNKEPT: Final = re.compile(r"\b(?:program|solution|code|function|it|[a-z]+(?:er
                             r"count|cover|allow\s+for)\b[^.;:!?]*$", re.I)
 
 
+#: revision 17: a value the program works out as the subject ("The upper limit you derive for `^` doesn't take into
+#: account ..."): what that value leaves out is what the program holds, L3's state, not the rule
+_DERIVED_SUBJECT: Final = re.compile(r"^\s*(?:the|your|its)\s+(?:[\w`^-]+\s+){0,3}?(?:(?:that\s+)?(?:you|it)\s+"
+                                     r"(?:derive|compute|calculate|build|produce|work\s+out|get)s?|computed|derived|"
+                                     r"calculated)\b[^.;:!?]*?(?:does\s*n[o']?t|does\s+not|never|fails\s+to)\s*$",
+                                     re.I)
+
+
 def _unkept(hint: str, found: re.Match[str]) -> bool:
     start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    if _DERIVED_SUBJECT.search(hint[start: found.start()] + re.match(r"\S+", found.group()).group()):
+        return True
     return bool(_UNKEPT.search(hint, start, found.start()))
