@@ -341,9 +341,11 @@ def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> lis
             reasons.append(f"code: program names in a code shape {found.group()[:40]!r}")
             break
     if shape.patches:
-        tokens = _tokens(hint)
-        for i in range(len(tokens) - NGRAM + 1):
-            if tuple(tokens[i : i + NGRAM]) in shape.patches:
+        # revision 17: a run is read inside one code span or one stretch of prose, never across a span's edge
+        # ("(`a.popleft()` and `b.popleft()`)": the prose's closing bracket is no part of the quoted call)
+        for piece in hint.split("`"):
+            tokens = _tokens(piece)
+            if any(tuple(tokens[i : i + NGRAM]) in shape.patches for i in range(len(tokens) - NGRAM + 1)):
                 reasons.append("code: repeats code of the reference that the candidate's program lacks")
                 break
     return reasons
