@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .leakage_reveals import OUTPUT_CUE, TOO, state_reasons
+from .leakage_reveals import GUESSED_MARK, OUTPUT_CUE, TOO, state_reasons
 
 __all__ = ["concept_reasons"]
 
@@ -312,7 +312,8 @@ def concept_reasons(hint: str) -> list[str]:
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)
                       and not _judged_inputs(hint, m)
-                      and not _unkept(hint, m)), None)
+                      and not _unkept(hint, m)
+                      and not any(g.start() <= m.start() < g.end() for g in GUESSED_MARK.finditer(hint))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
