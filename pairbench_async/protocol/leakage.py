@@ -44,6 +44,9 @@ evidence (what the feedback model was shown) are a quote source of the ``quote``
 Revision 16 (:mod:`.leakage_examples` and here): at L1 a span naming a function the problem statement defines is the
 symptom's subject, read as the bare word; a short span in the problem's own notation (`x*`) is data; the location
 rule is given the words the statement uses as nouns.
+
+Revision 17 (the classes of revision 16's first-seen false positives, see each module): at L1 the state rule reads the
+hint without its sentences on what the program gives back (:func:`.leakage_symptoms.without_output_claims`).
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ they fail. Reads the hint only. Pure: no I/O.
 Revision 16: a norm set against what "your X" keeps is the symptom (state), and a match inside what the
 program fails to account for is no rule; a contrast that places the fault or sets a way the program does a thing
 against it is a location.
+
+Revision 17: a value the program works out as the subject ("the upper limit you derive ... doesn't take into account")
+leaving a thing out is state; a hedged guess at what the program's record says of an item ("It looks like a cell
+counts as visited in every row", :data:`.leakage_reveals.GUESSED_MARK`) is state, not the "counts as" of a rule.
 """
 
 from __future__ import annotations

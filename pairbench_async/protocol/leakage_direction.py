@@ -17,6 +17,9 @@ counts, but a change to one level's counts shows up ...") is what happens; "you 
 asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
 ... Expected ...") is a test. Revision 16: at L5 an invariant to keep, a way of seeing a thing of the world or a
 definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
+Revision 17: a modal's predicate coordinated with an earlier clause ("cards ... still belong to the pot and must go to
+the winner") takes that clause's subject; a program name after a determiner ("the current end") is the world's noun
+in what follows a modal.
 Reads the hint only. Pure: no I/O.
 """
 

@@ -79,6 +79,9 @@ of the hint. Pure: no I/O.
 
 Revision 16: below L3, the program that stops considering a thing is state; at L1 a condition whose input
 subject takes a measure ("When a move takes more time than ...") picks out inputs.
+
+Revision 17: a hedged guess at what the program's record says of an item ("It looks like a cell counts as visited in
+every row as soon as ...") is state.
 """
 
 from __future__ import annotations

@@ -30,6 +30,10 @@ Revision 15: the candidate's own expression inside a relative clause that tells 
 does ("the two lines that call `normalize` and multiply by `target / original`") names the place, even where
 the reference changes that line; told as what the part should do, it is code.
 
+Revision 17: a reference n-gram is read within one code span or one stretch of prose, never across a span's edge; a
+code span citing a whole statement of the candidate (a header with its colon, an assignment) named as a place is a
+quote even where the reference changes that line, unless an edit is asked of it ("Drop the `if ...:` line").
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """

@@ -16,7 +16,11 @@ are not valid ...: they come back one character too long"). By structure:
   your converter are ...") is the symptom, up to a clause giving a reason ("because", "since", "so"),
   which may still state the rule.
 
-The input-pattern rule reads an L1 hint without the first two, the concept rule without the third.
+The input-pattern rule reads an L1 hint without the first two, the concept rule without the third. Revision 17: a
+relative clause saying an instance has a solution ("puzzles that do have a solution") is the expected answer's claim
+(with the first two); the state rule reads an L1 hint without any sentence whose subject is what the program gives
+back ("Your output only repaints ...", "the paths you return still contain ..."), up to a reason or a turn to the
+program (:func:`without_output_claims`).
 """
 
 from __future__ import annotations

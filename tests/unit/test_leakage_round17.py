@@ -16,8 +16,8 @@ PROGRAM = ("from collections import deque\n\n\ndef board(cars, size):\n    queue
            "            continue\n        deck.append(queue[0])\n        queue.popleft()\n        space = size\n"
            "    return deck\n")
 REFERENCE = ("from collections import deque\n\n\ndef board(cars, size):\n    queue = deque(cars)\n    deck = []\n"
-             "    space = size\n    while queue:\n        if sum(deck) + queue[0] > size - 1:\n            queue.popleft()\n"
-             "            continue\n        deck.append(queue.popleft())\n        space -= deck[-1]\n    return deck\n")
+             "    space = size\n    while queue:\n        if sum(deck) + queue[0] > size - 1:\n"
+             "            queue.popleft()\n            continue\n        deck.append(queue.popleft())\n        space -= deck[-1]\n    return deck\n")
 
 
 def rules(hint: str, level: int, reference: str = "") -> set[str]:
