@@ -44,6 +44,9 @@ evidence (what the feedback model was shown) are a quote source of the ``quote``
 Revision 16 (:mod:`.leakage_examples` and here): at L1 a span naming a function the problem statement defines is the
 symptom's subject, read as the bare word; a short span in the problem's own notation (`x*`) is data; the location
 rule is given the words the statement uses as nouns.
+
+Revision 17 (the classes of revision 16's first-seen false positives, see each module): at L1 the state rule reads the
+hint without its sentences on what the program gives back (:func:`.leakage_symptoms.without_output_claims`).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ from .leakage_structure import (
     quoted_spans,
     structural_code_reasons,
 )
-from .leakage_symptoms import without_expected_clauses, without_output_sentences
+from .leakage_symptoms import without_expected_clauses, without_output_claims, without_output_sentences
 
 __all__ = [
     "HiddenData",
@@ -284,7 +287,9 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     expected = _EXAMPLE_TAIL.sub("the example.", prose) if any(_CALLED.match(f) for f in data) else prose
     expected = prose = expected_tail(expected, shape.names) if examples else expected
     if level < 3:
-        reasons += state_reasons(text) or held_value_reasons(text)
+        # revision 17: at L1 what the output holds ("the paths you return still contain") is the symptom
+        observed = without_output_claims(text) if level == 1 else text
+        reasons += state_reasons(observed) or held_value_reasons(observed)
     if level < 4:
         reasons += location_reasons(placed, own_names, _problem_nouns(problem))
     if level < 5:

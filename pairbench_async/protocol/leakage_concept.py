@@ -18,6 +18,10 @@ they fail. Reads the hint only. Pure: no I/O.
 Revision 16: a norm set against what "your X" keeps is the symptom (state), and a match inside what the
 program fails to account for is no rule; a contrast that places the fault or sets a way the program does a thing
 against it is a location.
+
+Revision 17: a value the program works out as the subject ("the upper limit you derive ... doesn't take into account")
+leaving a thing out is state; a hedged guess at what the program's record says of an item ("It looks like a cell
+counts as visited in every row", :data:`.leakage_reveals.GUESSED_MARK`) is state, not the "counts as" of a rule.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .leakage_reveals import OUTPUT_CUE, TOO, state_reasons
+from .leakage_reveals import GUESSED_MARK, OUTPUT_CUE, TOO, state_reasons
 
 __all__ = ["concept_reasons"]
 
@@ -312,7 +316,8 @@ def concept_reasons(hint: str) -> list[str]:
                       and not _guessed_multiplicity(hint, m)
                       and not _problem_in_relative(hint, m)
                       and not _judged_inputs(hint, m)
-                      and not _unkept(hint, m)), None)
+                      and not _unkept(hint, m)
+                      and not any(g.start() <= m.start() < g.end() for g in GUESSED_MARK.finditer(hint))), None)
         if found:
             return [f"concept: states the missing rule or reasoning {_show(found.group())} "
                     "(reserved for L5 and above)"]
@@ -367,6 +372,16 @@ _UNKEPT: Final = re.compile(r"\b(?:program|solution|code|function|it|[a-z]+(?:er
                             r"count|cover|allow\s+for)\b[^.;:!?]*$", re.I)
 
 
+#: revision 17: a value the program works out as the subject ("The upper limit you derive for `^` doesn't take into
+#: account ..."): what that value leaves out is what the program holds, L3's state, not the rule
+_DERIVED_SUBJECT: Final = re.compile(r"^\s*(?:the|your|its)\s+(?:[\w`^-]+\s+){0,3}?(?:(?:that\s+)?(?:you|it)\s+"
+                                     r"(?:derive|compute|calculate|build|produce|work\s+out|get)s?|computed|derived|"
+                                     r"calculated)\b[^.;:!?]*?(?:does\s*n[o']?t|does\s+not|never|fails\s+to)\s*$",
+                                     re.I)
+
+
 def _unkept(hint: str, found: re.Match[str]) -> bool:
     start = max((hint.rfind(mark, 0, found.start()) for mark in ".;:!?\n"), default=-1) + 1
+    if _DERIVED_SUBJECT.search(hint[start: found.start()] + re.match(r"\S+", found.group()).group()):
+        return True
     return bool(_UNKEPT.search(hint, start, found.start()))

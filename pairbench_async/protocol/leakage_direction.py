@@ -17,6 +17,9 @@ counts, but a change to one level's counts shows up ...") is what happens; "you 
 asks for a way of thinking; a scenario set up before its expected output ("Use a garage with 2 levels ...:
 ... Expected ...") is a test. Revision 16: at L5 an invariant to keep, a way of seeing a thing of the world or a
 definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
+Revision 17: a modal's predicate coordinated with an earlier clause ("cards ... still belong to the pot and must go to
+the winner") takes that clause's subject; a program name after a determiner ("the current end") is the world's noun
+in what follows a modal.
 Reads the hint only. Pure: no I/O.
 """
 
@@ -357,14 +360,41 @@ def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], pub
     have to be normalised before they are used")."""
     start = found.start()
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    if any(word in names and len(word) >= 2 for word in re.findall(r"[A-Za-z_]\w*", rest)):
+    if any(word in names and len(word) >= 2 for word in _code_words(rest)):
         return False
     if re.search(r"\bbe\s+\w+(?:ed|en)\s+(?:before|after|first|using|into|instead)\b", found.group(), re.I):
         return False
-    clause = re.split(r"[.;:,!?()]|\s[-–—]+\s|\b(?:so|and|but|because|since|once|then|while|when|if|where)\b",
-                      hint[:start])[-1]
-    words = [w for w in re.findall(r"[A-Za-z_]\w*", clause) if w.lower() not in _SKIPPED]
+    pieces = _SUBJECT_SPLIT.split(hint[:start])
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", pieces[-1]) if w.lower() not in _SKIPPED]
+    if not words and len(pieces) > 2 and pieces[-2] == "and":
+        # revision 17: a predicate coordinated with the one before ("cards set aside still belong to the pot and
+        # must go to the winner"): its subject is the earlier clause's, the first noun of that clause
+        return _coordinated_subject(pieces[-3], names, public)
     return bool(words) and _of_problem(words[-1], names, public)
+
+
+#: where the clause holding a modal's subject starts; the separator is kept (revision 17 reads "and")
+_SUBJECT_SPLIT: Final = re.compile(r"[.;:,!?()]|\s[-–—]+\s|\b(so|and|but|because|since|once|then|while|when|if|"
+                                   r"where)\b")
+
+
+def _code_words(text: str) -> list[str]:
+    """The words of ``text`` that may be the program's names: not a word used as a noun after a determiner ("the
+    current end", "a later row": the world's quantity, though the program also calls a variable so; revision 17),
+    unless a construct of code follows it ("the end variable"). A bare or quoted name ("must become start + d",
+    "`end`") stays."""
+    common = {m.group(1) for m in re.finditer(r"\b(?:the|a|an|each|every|this|that|its|their)\s+(?:[a-z]+\s+)?"
+                                              r"([a-z]+)\b(?!`)(?:\s+(\w+))?", text)
+              if (m.group(2) or "").lower() not in _CODE_NOUNS}
+    return [w for w in re.findall(r"`[^`]*`|[A-Za-z_]\w*", text) if w not in common
+            for w in re.findall(r"[A-Za-z_]\w*", w)]
+
+
+def _coordinated_subject(clause: str, names: frozenset[str], public: frozenset[str]) -> bool:
+    """Whether the subject of ``clause`` (its first word past determiners) is a thing of the problem, and no code
+    span or program-only name stands before its verb."""
+    words = [w for w in re.findall(r"[A-Za-z_]\w*", clause) if w.lower() not in _SKIPPED | _DETERMINER]
+    return bool(words) and _of_problem(words[0], names, public) and "`" not in clause.split(words[0], 1)[0]
 
 
 def _asked_expression(found: str, names: frozenset[str]) -> bool:
@@ -411,7 +441,7 @@ def _statement_of_what_holds(hint: str, found: re.Match[str], names: frozenset[s
     (``_CODE_CHANGE``, not negated), its subject is the programmer or the program, or its clause names a
     program identifier (its subject: one that is not also a word of the problem, "day")."""
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    if any(word in names and len(word) >= 2 for word in re.findall(r"[A-Za-z_]\w*", rest)):
+    if any(word in names and len(word) >= 2 for word in _code_words(rest)):
         return False
     # a correction by contrast picks the program's way against another: "ought to be the right operand, not
     # the left", "test for upper case rather than for letters", "must begin at 1 instead"

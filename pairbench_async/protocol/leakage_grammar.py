@@ -22,7 +22,8 @@ that opens a sentence ("Strings that open brackets and never close them ..."), u
 clause is about the program or its output, or (revision 13) its predicate is the output's verdict on
 the input ("passwords that should be reported as WEAK"). Revision 15: a base verb after "and" inside a plural
 relative clause ("the lines that call `f` and multiply by ...") is that clause's verb, not a coordinated
-imperative. Pure: no I/O.
+imperative. Revision 17: "plus", "minus", "modulo" are closed (arithmetic's prepositions: "..., minus the
+capacity"). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ CLOSED: Final = frozenset(
     "after since until till upon about against around along across behind beyond near past per via without "
     "within like unlike than as despite except inside outside toward towards up down off out given "
     "including regarding beside besides "
+    # the operators of arithmetic read as prepositions ("the charge plus the surplus, minus the capacity"; revision 17)
+    "plus minus modulo "
     # conjunctions and subordinators
     "and or but nor yet so because although though while whereas if unless whether when whenever where "
     "wherever once whatever whichever "

@@ -79,6 +79,9 @@ of the hint. Pure: no I/O.
 
 Revision 16: below L3, the program that stops considering a thing is state; at L1 a condition whose input
 subject takes a measure ("When a move takes more time than ...") picks out inputs.
+
+Revision 17: a hedged guess at what the program's record says of an item ("It looks like a cell counts as visited in
+every row as soon as ...") is state.
 """
 
 from __future__ import annotations
@@ -365,7 +368,15 @@ _HELD: Final = (
     r"what\s+it|which|how\s+many|its\s+\w+|where\s+(?:the|it|its)\b|what\s+(?:the|its)\b|the\s+(?:count|counter|sum|total|information|state|running|"
     r"previous|earlier|best|current|maximum|minimum|position|index|value|values|result|results|frequenc\w*))"
 )
+#: revision 17: a guess at what the program's record says of an item ("It looks like a cell counts as visited in
+#: every row as soon as it has been visited in one"): a hedge, then the item classed in a state the program marks;
+#: what the program holds (L3), not a rule of the world ("a cell counts as connected when ...")
+GUESSED_MARK: Final = re.compile(
+    r"\b(?:it\s+(?:looks|seems)\s+(?:like|as\s+if|as\s+though|that)|apparently|seemingly)\s+[^.;!?]{0,60}?"
+    r"\b(?:counts?\s+as|is\s+(?:treated|regarded|taken)\s+as|(?:is|are|gets?)\s+marked(?:\s+as)?|is\s+seen\s+as)\s+"
+    r"(?:already\s+)?(?:visited|seen|marked|used|taken|filled|done|processed|occupied|booked|counted)\b", re.I)
 _STATE_PATTERNS: Final = (
+    GUESSED_MARK,
     # revision 16: what the program stops holding in view ("the matcher stops considering the unread part")
     re.compile(r"\b(?:stops?|stopped|ceases?|ceased)\s+(?:considering|tracking|keeping\s+track\s+of|remembering|"
                r"counting|looking\s+at)\b", re.I),

@@ -30,6 +30,10 @@ Revision 15: the candidate's own expression inside a relative clause that tells 
 does ("the two lines that call `normalize` and multiply by `target / original`") names the place, even where
 the reference changes that line; told as what the part should do, it is code.
 
+Revision 17: a reference n-gram is read within one code span or one stretch of prose, never across a span's edge; a
+code span citing a whole statement of the candidate (a header with its colon, an assignment) named as a place is a
+quote even where the reference changes that line, unless an edit is asked of it ("Drop the `if ...:` line").
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """
@@ -314,10 +318,15 @@ def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozense
         # gives no code the candidate lacks: a location. Unmarked ("the cur = word line") it stays code.
         if not quote and verbatim:
             cited = _CITED.search(before)
-            if cited and hint[found.end() : found.end() + 2].rstrip(":").startswith(cited.group("mark")):
+            if cited and hint[found.end() : found.end() + 2].lstrip(":").startswith(cited.group("mark")):
                 whole = (cited.group("head") or "") + text
                 quote = _squash(whole) in shape.candidate and bool(
                     _PLACED_BEFORE.search(before) or _FRAMED_BEFORE.search(before) or _FRAMED_AFTER.match(after))
+        # revision 17: a fragment inside a code span that cites a whole statement of the candidate verbatim (its
+        # colon aside: "the `if counts[0] == 3:` return", "the `upper = (base[0] + 1, 0, 0)` line") framed as a place
+        # quotes it, whatever the reference does to that line; the fragment alone may stop short of the span
+        if not quote and not written:
+            quote = _cited_statement(hint, found, shape)
         # revision 12: any fragment of the candidate's own code the reference does not add, not told to
         # write, names the candidate's code ("what `parent[a] = find(b)` does"): a place, never code
         # (not a statement chained with others, "if k: a = b; c = d"; not what a replacement replaces,
@@ -331,6 +340,36 @@ def _fragments(hint: str, shape: ProgramShape, public: frozenset[str] = frozense
     return out
 
 
+#: after a cited statement, a word naming it as a place ("the `if ...:` return fires first")
+_STATEMENT_AFTER: Final = re.compile(r"\s*(?:return|assignment|line|statement|branch|test|check|condition|loop|call|"
+                                     r"header|guard|update)s?\b", re.I)
+
+
+#: an edit asked of the statement cited after it: what to delete, move or rewrite is the patch
+_EDITED: Final = re.compile(r"\b(?:drop|delete|remove|dedent|indent|unindent|move|swap|replace|change|rewrite|put|"
+                            r"insert|add|wrap|split|merge|reorder)\b[^.;:!?]*$", re.I)
+
+
+def _cited_statement(hint: str, found: re.Match[str], shape: ProgramShape) -> bool:
+    """Whether ``found`` lies in a code span holding one of the candidate's statements whole and verbatim, the span
+    named as a place (after "at the", before "line" / "return" / a construct), and not asked to be written."""
+    span = next((m for m in _SPAN.finditer(hint) if m.start() < found.start() and found.end() <= m.end()), None)
+    if span is None:
+        return False
+    content = span.group(1).strip()
+    if not content.endswith(":") and not re.search(r"\w\s*=(?!=)", content):
+        return False  # a statement: a header with its colon or an assignment, not an expression
+    if _squash(content.rstrip(":")) not in shape.candidate:
+        return False
+    before = hint[max(0, span.start() - 40): span.start() + 1]
+    if (_WRITE.search(before[:-1]) or _REPLACED.search(hint[max(0, span.start() - 80): span.start()])
+            or _EDITED.search(re.split(r"[.;!?]\s", hint[:span.start()])[-1])):
+        return False  # "Drop the `if ...:` line": the statement is the patch's object, the deletion the patch
+    after = hint[span.end(): span.end() + 25]
+    return bool(_PLACED_BEFORE.search(before) or _FRAMED_BEFORE.search(before[:-1]) or _FRAMED_AFTER.match(after)
+                or _STATEMENT_AFTER.match(after))
+
+
 def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> list[str]:
     """``code`` reasons: a program name in a code shape that is not a quote of the candidate,
     or an n-gram of a reference line the candidate lacks."""
@@ -341,9 +380,11 @@ def structural_code_reasons(hint: str, problem: str, shape: ProgramShape) -> lis
             reasons.append(f"code: program names in a code shape {found.group()[:40]!r}")
             break
     if shape.patches:
-        tokens = _tokens(hint)
-        for i in range(len(tokens) - NGRAM + 1):
-            if tuple(tokens[i : i + NGRAM]) in shape.patches:
+        # revision 17: a run is read inside one code span or one stretch of prose, never across a span's edge
+        # ("(`a.popleft()` and `b.popleft()`)": the prose's closing bracket is no part of the quoted call)
+        for piece in hint.split("`"):
+            tokens = _tokens(piece)
+            if any(tuple(tokens[i : i + NGRAM]) in shape.patches for i in range(len(tokens) - NGRAM + 1)):
                 reasons.append("code: repeats code of the reference that the candidate's program lacks")
                 break
     return reasons

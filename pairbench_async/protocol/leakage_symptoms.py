@@ -16,7 +16,11 @@ are not valid ...: they come back one character too long"). By structure:
   your converter are ...") is the symptom, up to a clause giving a reason ("because", "since", "so"),
   which may still state the rule.
 
-The input-pattern rule reads an L1 hint without the first two, the concept rule without the third.
+The input-pattern rule reads an L1 hint without the first two, the concept rule without the third. Revision 17: a
+relative clause saying an instance has a solution ("puzzles that do have a solution") is the expected answer's claim
+(with the first two); the state rule reads an L1 hint without any sentence whose subject is what the program gives
+back ("Your output only repaints ...", "the paths you return still contain ..."), up to a reason or a turn to the
+program (:func:`without_output_claims`).
 """
 
 from __future__ import annotations
@@ -24,10 +28,16 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["without_expected_clauses", "without_output_sentences"]
+__all__ = ["without_expected_clauses", "without_output_claims", "without_output_sentences"]
 
-#: the expected answer, or the state the output denies
-_EXPECTATION: Final = re.compile(r"\bexpected\b|\bshould\s+have\s+been\b|\bstill\s+(?:has|have|had)\b", re.I)
+#: the expected answer, or the state the output denies; revision 17: that an instance has an answer at all ("puzzles
+#: that do have a solution") is the expected output's claim, not a kind of input
+_EXPECTATION: Final = re.compile(r"\bexpected\b|\bshould\s+have\s+been\b|\bstill\s+(?:has|have|had)\b|"
+                                 r"\b(?:(?:do|does)\s+)?(?:have|has)\s+(?:a|an)\s+(?:valid\s+)?(?:solution|answer)\b|"
+                                 r"\b(?:are|is)\s+(?:in\s+fact\s+)?(?:solvable|feasible|possible)\b", re.I)
+#: revision 17: a relative clause on the instances whose verb is the expected answer's claim
+_RELATIVE: Final = re.compile(r"\b(?:that|which)\s+(?:(?:do|does)\s+(?:in\s+fact\s+)?)?(?:have|has|are|is)\b[^.;:,!?\n]*",
+                              re.I)
 #: a subordinate clause, up to the end of its clause
 _SUBORDINATE: Final = re.compile(r"\b(?:in\s+cases?\s+|for\s+(?:a|an|the|each|some)\s+\w+\s+)?(?:where|when|whenever)\b"
                                  r"[^.;:!?\n]*", re.I)
@@ -51,6 +61,7 @@ def without_expected_clauses(hint: str) -> str:
         keep = expected is None or _INPUT_LEAD.search(clause[: expected.start()])
         return found.group() if keep else found.group("head")
     text = _ELABORATED.sub(elaborated, hint)
+    text = _RELATIVE.sub(lambda m: "" if _EXPECTATION.match(m.group(), m.group().find(" ") + 1) else m.group(), text)
     return _SUBORDINATE.sub(lambda m: "" if _EXPECTATION.search(m.group()) else m.group(), text)
 
 
@@ -60,3 +71,26 @@ def without_output_sentences(hint: str) -> str:
         reason = _REASON.search(found.group("rest"))
         return "" if reason is None else found.group("rest")[reason.start():]
     return _OUTPUT_OPENING.sub(blank, hint)
+
+
+#: revision 17: a sentence whose subject is what the program gives back ("Your output only repaints ...", "Some of
+#: the paths you return still contain ...")
+_RETURNED_OPENING: Final = re.compile(
+    r"(?:^|(?<=[.!?]\s))\s*(?:(?:some|all|many|several|a\s+few|most)\s+(?:of\s+)?)?(?:the\s+|your\s+)?"
+    r"(?:output|(?:[\w-]+\s+){0,2}?[\w-]+s?\s+(?:that\s+)?you\s+(?:return|print|output|produce|give\s+back))\b"
+    r"(?P<rest>[^.!?\n]*)", re.I)
+#: a clause that turns from the output to the program: "...: your loop never ...", "; it forgets ..."
+_PROGRAM_TURN: Final = re.compile(r"[;:]\s*(?:you\b|it\b|(?:the|your)\s+(?:program|code|solution|function|loop)\b)",
+                                  re.I)
+
+
+def without_output_claims(hint: str) -> str:
+    """``hint`` with each sentence on the output as subject blanked up to a reason or a clause on the program (the
+    state rule's view at L1, revision 17): what the output holds or keeps ("paths you return still contain `..`",
+    "cells ... keep their original character") is the symptom; "because the loop keeps only ..." is not."""
+    def blank(found: re.Match[str]) -> str:
+        rest = found.group("rest")
+        turns = [m.start() for m in (_REASON.search(rest), _PROGRAM_TURN.search(rest)) if m]
+        return rest[min(turns):] if turns else ""
+    return _RETURNED_OPENING.sub(blank, without_output_sentences(hint))
+
