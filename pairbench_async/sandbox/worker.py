@@ -931,7 +931,7 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
         _site_builtins()
         resource.setrlimit(resource.RLIMIT_NPROC, nproc)
         # what a resident child's tests restore (frozen below with the rest)
-        start = Interpreter() if cfg.resident else None
+        start = Interpreter(confine.kept) if cfg.resident else None
         # Everything the zygote holds now (the harness, the pre-imported modules, the
         # compiled program) lives as long as it: frozen, the collector of a child never
         # walks it. A full collection over it costs ~3 ms, which a test would be charged
@@ -1028,7 +1028,7 @@ class Interpreter:
     only where that child's is a timeout under the loop rule's tight limit and the full
     limit's is not (docs/PROTOCOL.md, "One child for a program's tests")."""
 
-    def __init__(self):
+    def __init__(self, kept):
         # taken in the zygote before its children are forked (its state is theirs at the
         # fork): taken in each child it cost ~0.7 ms of the first test's CPU, the
         # copy-on-write faults of its copies' reference counts, a third of the loop
@@ -1053,6 +1053,8 @@ class Interpreter:
         self.gc = gc.isenabled()
         self.random = sys.modules.get("random")
         self.modules = dict(sys.modules)
+        #: native.kept: the start state's dicts compared without touching a reference count
+        self.kept = kept
 
     def keep_fds(self):
         """Copies of the child's fds 0-3 (its first test's inbox, outputs and report), to
@@ -1073,7 +1075,7 @@ class Interpreter:
         os.chdir(self.cwd)
         sys.path[:] = self.path
         sys.argv[:] = self.argv
-        if builtins.__dict__ != self.builtins:
+        if len(builtins.__dict__) != len(self.builtins) or not self.kept(builtins.__dict__, self.builtins):
             builtins.__dict__.clear()
             builtins.__dict__.update(self.builtins)
         sys.setrecursionlimit(self.recursion)
@@ -1096,7 +1098,7 @@ class Interpreter:
         asyncio = sys.modules.get("asyncio")
         if asyncio is not None:
             asyncio.set_event_loop_policy(None)
-        if any(sys.modules.get(n) is not m for n, m in self.modules.items()):
+        if not self.kept(sys.modules, self.modules):
             # a module of the child's start that a test replaced or removed
             sys.modules.update(self.modules)
 
