@@ -12,19 +12,8 @@ first fixed by restoring sys.modules at each handover; stop 32 took that out: se
 
 from __future__ import annotations
 
-import asyncio
-
-from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox.config import SandboxConfig
-from pairbench_async.sandbox.pool import SandboxPool
-
-LIMITS = Limits(time_limit=2.0, memory_limit_mb=512)
-
-
-async def run(program: Program, tests: list[Test], **config: object) -> list[TestResult]:
-    async with SandboxPool(SandboxConfig(workers=1, **config)) as pool:  # type: ignore[arg-type]
-        async with asyncio.timeout(120):
-            return await pool.run(program, tests, LIMITS)
+from pairbench_async.core.types import Program, Test
+from tests.resident import run, verdicts, within_the_promise
 
 
 async def own_ref_ms(program: Program, word: str) -> float:
@@ -33,18 +22,6 @@ async def own_ref_ms(program: Program, word: str) -> float:
     results = await run(program, [Test(id=f"m{i}", input=word + "\n", output="") for i in range(5)],
                         resident=False)
     return max(r.work_ms or 0.0 for r in results)
-
-
-def verdicts(results: list[TestResult]) -> list[str]:
-    return [r.verdict.value for r in results]
-
-
-def within_the_promise(resident: list[TestResult], alone: list[TestResult],
-                       full: list[TestResult]) -> bool:
-    """Each resident verdict is a child per test's, or the full limit's where the child's
-    was a timeout under the loop rule's tight limit."""
-    return all(r.verdict is a.verdict or (a.verdict is Verdict.TLE and r.verdict is f.verdict)
-               for r, a, f in zip(resident, alone, full, strict=True))
 
 
 #: A stdin program that defines a function (its namespace is then a reference cycle, as

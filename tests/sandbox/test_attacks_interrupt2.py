@@ -10,31 +10,8 @@ are restored from copies at each handover."""
 
 from __future__ import annotations
 
-import asyncio
-
-from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox.config import SandboxConfig
-from pairbench_async.sandbox.pool import SandboxPool
-
-LIMITS = Limits(time_limit=2.0, memory_limit_mb=512)
-
-
-async def run(program: Program, tests: list[Test], **config: object) -> list[TestResult]:
-    async with SandboxPool(SandboxConfig(workers=1, **config)) as pool:  # type: ignore[arg-type]
-        async with asyncio.timeout(120):
-            return await pool.run(program, tests, LIMITS)
-
-
-def verdicts(results: list[TestResult]) -> list[str]:
-    return [r.verdict.value for r in results]
-
-
-def children(results: list[TestResult]) -> int:
-    """How many children ran the tests: each program prints its pid (its pid namespace's) to
-    stderr first, so a test that ended its child shows as a new pid on the next test (a
-    shared test that ended the child is run again in its place: only that run is seen)."""
-    return len({(r.stderr or "").split("\n")[0] for r in results})
-
+from pairbench_async.core.types import Program, Test, Verdict
+from tests.resident import PID, children, run, verdicts
 
 #: CPU-bound for ``ms`` milliseconds of this thread's CPU
 SPIN = ("import time\n"
@@ -72,10 +49,6 @@ async def test_a_forged_late_buys_a_timed_out_test_a_looser_limit() -> None:
     assert verdicts(alone) == ["AC", "TLE", "TLE", "AC"], [round(r.cpu_ms, 1) for r in alone]
     resident = await run(program, tests)
     assert verdicts(resident) == verdicts(alone), [round(r.cpu_ms, 1) for r in resident]
-
-
-#: print the child's pid (its pid namespace's) first, to count children
-PID = "import os, sys\nprint(os.getpid(), file=sys.stderr)\n"
 
 
 async def test_an_asyncio_program_keeps_its_child() -> None:

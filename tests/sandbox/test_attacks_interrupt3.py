@@ -13,33 +13,10 @@ under site, and a stdin program's atexit handlers run when it ends."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox.config import SandboxConfig
-from pairbench_async.sandbox.pool import SandboxPool
-
-LIMITS = Limits(time_limit=2.0, memory_limit_mb=512)
-
-
-async def run(program: Program, tests: list[Test], **config: object) -> list[TestResult]:
-    async with SandboxPool(SandboxConfig(workers=1, **config)) as pool:  # type: ignore[arg-type]
-        async with asyncio.timeout(120):
-            return await pool.run(program, tests, LIMITS)
-
-
-def within_the_promise(resident: list[TestResult], alone: list[TestResult],
-                       full: list[TestResult]) -> bool:
-    """Each resident verdict is a child per test's, or the full limit's where the child's
-    was a timeout under the loop rule's tight limit."""
-    return all(r.verdict is a.verdict or (a.verdict is Verdict.TLE and r.verdict is f.verdict)
-               for r, a, f in zip(resident, alone, full, strict=True))
-
-
-def cpu(results: list[TestResult]) -> list[tuple[str, float]]:
-    return [(r.verdict.value, round(r.cpu_ms, 1)) for r in results]
+from pairbench_async.core.types import Program, Test, Verdict
+from tests.resident import PID, children, cpu, run, within_the_promise
 
 
 async def test_a_finished_tests_garbage_is_not_collected_under_a_later_tests_probe_limit() -> None:
@@ -93,16 +70,6 @@ async def test_decimals_precision_set_by_one_test_does_not_slow_the_next() -> No
     assert all(r.verdict is Verdict.AC for r in alone + full), (cpu(alone), cpu(full))
     resident = await run(program, tests)
     assert within_the_promise(resident, alone, full), cpu(resident)
-
-
-#: print the child's pid (its pid namespace's) first, to count children
-PID = "import os, sys\nprint(os.getpid(), file=sys.stderr)\n"
-
-
-def children(results: list[TestResult]) -> int:
-    """How many children ran the tests (each program prints its pid first; a shared test
-    that ended its child is run again in its place, and only that run is seen)."""
-    return len({(r.stderr or "").split("\n")[0] for r in results})
 
 
 @pytest.mark.parametrize("body", ["sys.stdin = open(0)\nprint(sys.stdin.readline().strip())\n",

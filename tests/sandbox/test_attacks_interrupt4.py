@@ -16,40 +16,8 @@ import asyncio
 
 import pytest
 
-from pairbench_async.core.types import Limits, Program, Test, TestResult, Verdict
-from pairbench_async.sandbox.config import SandboxConfig
-from pairbench_async.sandbox.pool import SandboxPool
-
-LIMITS = Limits(time_limit=2.0, memory_limit_mb=512)
-
-
-async def run(program: Program, tests: list[Test], limits: Limits = LIMITS,
-              **config: object) -> list[TestResult]:
-    async with SandboxPool(SandboxConfig(workers=1, **config)) as pool:  # type: ignore[arg-type]
-        async with asyncio.timeout(120):
-            return await pool.run(program, tests, limits)
-
-
-def within_the_promise(resident: list[TestResult], alone: list[TestResult],
-                       full: list[TestResult]) -> bool:
-    """Each resident verdict is a child per test's, or the full limit's where the child's
-    was a timeout under the loop rule's tight limit."""
-    return all(r.verdict is a.verdict or (a.verdict is Verdict.TLE and r.verdict is f.verdict)
-               for r, a, f in zip(resident, alone, full, strict=True))
-
-
-def cpu(results: list[TestResult]) -> list[tuple[str, float]]:
-    return [(r.verdict.value, round(r.cpu_ms, 1)) for r in results]
-
-
-#: print the child's pid (its pid namespace's) first, to count children
-PID = "import os, sys\nprint(os.getpid(), file=sys.stderr)\n"
-
-
-def children(results: list[TestResult]) -> int:
-    """How many children ran the tests (each program prints its pid first; a shared test
-    that ended its child, or that the pool ran again alone, shows as a new pid)."""
-    return len({(r.stderr or "").split("\n")[0] for r in results})
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from tests.resident import PID, cpu, run, within_the_promise
 
 
 async def test_a_finalizer_registered_by_a_later_test_still_runs() -> None:
