@@ -1600,6 +1600,14 @@ struct resident {
     long long cg_base;   /* what the memory cgroup held at its fork (-1: no cgroup) */
 };
 
+/* The wall limit (ms) of a test held to a tight CPU limit of `cpu_us`: at most 3 x that + 1 s
+ * (a looping test waits no longer than its CPU could take), never above its own `wall_ms`. */
+static int64_t tight_wall_ms(int64_t cpu_us, int64_t wall_ms)
+{
+    int64_t w = 3 * cpu_us / 1000 + 1000;
+    return w < wall_ms ? w : wall_ms;
+}
+
 /* A descriptor moved above 100 (close-on-exec): the child's dup2s onto 4 and 5 never
  * land on another's number. */
 static int high_fd(int fd)
@@ -1673,6 +1681,11 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
     uint32_t serial = 0;
     int tight = 0;
     int64_t slowest_us = 0;
+    /* the same, each shared test's time with the fixed cost a child of its own would have
+     * added (floor_us - shared_floor_us): "factor x the slowest finished test" for a test
+     * with a reference time is then no tighter in a resident child than with a child per
+     * test (a shared trivial test takes ~0.1 ms, alone ~1.2 ms) */
+    int64_t slowest_lone_us = 0;
     /* a resident child of this job needed the kill after an interrupt (a loop in C code,
      * the signal ignored or blocked): its later tests are killed at their limits */
     int no_interrupt = 0;
@@ -1743,7 +1756,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
         if (th.serial != serial) { /* another job: the loop rule starts afresh */
             serial = th.serial;
             tight = 0;
-            slowest_us = 0;
+            slowest_us = slowest_lone_us = 0;
             no_interrupt = 0;
         }
         if (th.flags & HEAD_START_TIGHT)
@@ -1768,7 +1781,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             /* factor x the slowest finished test: where the reference's time is known, at
              * most the probe (a program cannot buy looser limits by being slow first, and
              * the probe does not depend on the tests run before it) */
-            int64_t own = (int64_t)th.factor * slowest_us;
+            int64_t own = (int64_t)th.factor * (th.probe_us > 0 ? slowest_lone_us : slowest_us);
             if (th.probe_us > 0 && own > (int64_t)th.probe_us)
                 own = (int64_t)th.probe_us;
             if (own > t)
@@ -1778,8 +1791,7 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             if (t < cpu_limit_us) {
                 cpu_limit_us = t;
                 tightened = FLAG_TIGHT;
-                if (3 * t / 1000 + 1000 < wall_limit_ms)
-                    wall_limit_ms = 3 * t / 1000 + 1000;
+                wall_limit_ms = tight_wall_ms(t, wall_limit_ms);
             }
             if (ts < shared_limit_us)
                 shared_limit_us = ts;
@@ -1791,8 +1803,8 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
             int64_t p = (int64_t)th.pinned_us < own_us ? (int64_t)th.pinned_us : own_us;
             lone_limit_us = shared_limit_us = p;
             wall_limit_ms = th.wall_ms;
-            if (p < own_us && 3 * p / 1000 + 1000 < wall_limit_ms)
-                wall_limit_ms = 3 * p / 1000 + 1000;
+            if (p < own_us)
+                wall_limit_ms = tight_wall_ms(p, wall_limit_ms);
         }
         if (wall_limit_ms < 1)
             wall_limit_ms = 1;
@@ -2183,8 +2195,13 @@ static PyObject *pb_serve(PyObject *self, PyObject *args)
                         r.cpu_us > (int64_t)th.cpu_ms * 1000;
         if (timed_out && (!(r.flags & FLAG_SHARED) || (r.flags & FLAG_CPU_TIMEOUT)))
             tight = 1;
-        else if (!timed_out && r.cpu_us > slowest_us)
-            slowest_us = r.cpu_us;
+        else if (!timed_out) {
+            int64_t lone = r.cpu_us + ((r.flags & FLAG_SHARED) ? (int64_t)th.floor_us - (int64_t)th.shared_floor_us : 0);
+            if (r.cpu_us > slowest_us)
+                slowest_us = r.cpu_us;
+            if (lone > slowest_lone_us)
+                slowest_lone_us = lone;
+        }
         r.cg_peak_kb = -1;
         if (cg_base >= 0) {
             long long peak = read_number(cg.peak);

@@ -119,7 +119,10 @@ def tight_limit(cpu: float, ref_ms: float | None, slowest_ms: float, rule: LoopR
 
 def _own_term(ref_ms: float | None, slowest_ms: float, rule: LoopRule, io: float = 0.0) -> float:
     """factor x the slowest finished test (seconds); with a known reference time, at most
-    the probe, so that a program cannot buy looser limits by being slow first."""
+    the probe, so that a program cannot buy looser limits by being slow first. Where the
+    reference's time is known the zygote counts a shared test's time with the fixed cost a
+    child of its own adds (floor - floor_shared), so the term is no tighter in a resident
+    child than with a child per test; ``slowest_ms`` is that count."""
     own = rule.factor * slowest_ms / 1000
     return own if ref_ms is None else min(own, max(rule.probe, _ref_bound(ref_ms, rule, io)))
 

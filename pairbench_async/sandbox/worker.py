@@ -66,6 +66,7 @@ import signal
 import string  # noqa: F401
 import struct
 import sys
+import types
 from opcode import EXTENDED_ARG, opmap
 from time import CLOCK_PROCESS_CPUTIME_ID as _PROCESS_CLOCK
 from time import CLOCK_THREAD_CPUTIME_ID as _CPU_CLOCK
@@ -665,7 +666,7 @@ class Gate:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, (SIG_INTERRUPT,))
 
 
-def execute(prog, gate=None):
+def execute(prog, gate=None, held=None):
     # The program's own CPU time (``work_us``, what a reference's ``ref_ms`` is): its
     # module and its call, not the harness around them (the test's fixed cost, and the
     # decoding of a call's arguments and encoding of its value, which the loop rule
@@ -692,6 +693,10 @@ def execute(prog, gate=None):
     try:
         g = {"__name__": "__main__" if prog.kind == "stdio" else "solution",
              "__builtins__": builtins}
+        if held is not None:
+            # a resident child's: the namespace and the returned value outlive the test, as
+            # in a child of its own that ends by os._exit (no finalizer runs after the report)
+            held.append(g)
         if prog.kind == "call":
             # fd 0 is the test's sealed memory file: one read of its size (a read of
             # 1 MiB at a time would map and unmap a 1 MiB buffer twice per test)
@@ -703,6 +708,8 @@ def execute(prog, gate=None):
                     chunks.append(chunk)
                 data = b"".join(chunks)
             args, kwargs = json.loads(data)
+            if held is not None:
+                held.append((args, kwargs))
         if trace is not None:
             sys.settrace(trace)
         start_all = _clock_gettime(_PROCESS_CLOCK)
@@ -720,6 +727,8 @@ def execute(prog, gate=None):
                 if not callable(fn):
                     raise NameError(f"entry point {prog.entry!r} is not defined")
                 value = fn(*args, **kwargs)
+                if held is not None:
+                    held.append(value)
                 if gate is not None:
                     gate.armed = False
                 _work(report, start, start_all)
@@ -782,6 +791,20 @@ def _program_exit(namespace):
     program's time, the gate armed, as the interpreter's exit is."""
     threading = sys.modules.get("threading")
     if threading is not None:
+        # the interpreter's threading._shutdown: its exit hooks first (concurrent.futures'
+        # wakes a ThreadPoolExecutor's idle workers, which would wait forever), then the
+        # join; both flags put back, so a later test in the child can start work again
+        hooks = getattr(threading, "_threading_atexits", [])
+        if hooks:
+            threading._SHUTTING_DOWN = True
+            try:
+                for hook in reversed(list(hooks)):
+                    hook()
+            finally:
+                threading._SHUTTING_DOWN = False
+                futures = sys.modules.get("concurrent.futures.thread")
+                if futures is not None:
+                    futures._shutdown = False
         current = threading.current_thread()
         for thread in threading.enumerate():
             if thread is not current and not thread.daemon:
@@ -795,13 +818,59 @@ def _program_exit(namespace):
             # (its _shutdown): a resident child's next test must have working ones
             weakref.finalize._shutdown = False
             weakref.finalize._registered_with_atexit = False
-    for value in list(namespace.values()):
+    # the standard streams before the program's own files, as the interpreter's exit does
+    # (flush_std_files, then the modules' teardown): ``out = open(1, 'w')`` beside ``print``.
+    # A stream whose flush raises fails the program (the interpreter exits with 120), once
+    # the rest of its end is done
+    failed = None
+    for stream in _open_streams():
+        try:
+            stream.flush()
+        except BaseException as exc:
+            failed = failed or exc
+    for value in _held_files(namespace):
+        try:
+            if not value.closed and value.writable():
+                value.flush()
+        except BaseException:
+            pass
+    # then its teardown puts the standard streams back from sys.__std*__: a replacement
+    # dropped there finalizes (one that writes what it kept when it goes)
+    for name in ("stdin", "stdout", "stderr"):
+        original = getattr(sys, f"__{name}__", None)
+        if original is not None and getattr(sys, name, None) is not original:
+            setattr(sys, name, original)
+    if failed is not None:
+        raise failed
+
+
+def _held_files(namespace):
+    """The files a program's namespace holds, directly or up to two steps away (a bound
+    method's object, an instance's or a class's attributes): what the interpreter's teardown
+    frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
+    'w')``). Modules are not entered (the standard streams are flushed apart), nor
+    containers; attributes are read without the program's ``__getattr__``."""
+    seen = set()
+    stack = [(value, 0) for value in list(namespace.values())]
+    while stack:
+        value, depth = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
         if isinstance(value, io.IOBase):
-            try:
-                if not value.closed and value.writable():
-                    value.flush()
-            except BaseException:
-                pass
+            yield value
+            continue
+        if depth >= 2 or isinstance(value, types.ModuleType):
+            continue
+        if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+            stack.append((value.__self__, depth + 1))
+            continue
+        try:
+            attributes = object.__getattribute__(value, "__dict__")
+        except BaseException:
+            continue
+        if isinstance(attributes, (dict, types.MappingProxyType)):
+            stack.extend((v, depth + 1) for v in list(attributes.values()))
 
 
 def _open_streams():
@@ -813,7 +882,11 @@ def _open_streams():
         if stream is None or any(stream is s for s in seen):
             continue
         seen.append(stream)
-        if not getattr(stream, "closed", False):
+        try:
+            closed = getattr(stream, "closed", False)
+        except BaseException:  # (a detached stream raises ValueError: nothing of it is left)
+            continue
+        if not closed:
             yield stream
 
 
@@ -988,17 +1061,39 @@ def serve_program(cfg, confine, ruleset, fin, fout, payload_len, worker_pid, cgr
     os._exit(0)
 
 
+def _buffer_size(fd):
+    """The buffer size the interpreter gave its stream on ``fd``: the file's block size, as
+    ``io.open`` takes it (a pipe's: 4 KiB)."""
+    try:
+        size = os.fstat(fd).st_blksize
+    except OSError:
+        size = 0
+    return size if size > 1 else io.DEFAULT_BUFFER_SIZE
+
+
+class _Unseekable(io.FileIO):
+    """A file that says it cannot seek, as the interpreter's own streams say: they were made on
+    the worker's pipes, and a stream keeps what its file was at its making (a test's fds 0-2
+    are memory files since). A fresh stream that could seek let ``sys.stdin.seek(0)`` pass in
+    a resident child's later tests where a child of its own raises."""
+
+    def seekable(self):
+        return False
+
+
 def _fresh_stream(spec, fd):
     """A new text stream on ``fd`` made as ``spec`` (``Interpreter``) says the child's was:
     no buffered byte or position of an earlier test's reads and writes in it, and the
-    interpreter's ``mode`` and ``name`` (PyRival's FastIO template reads ``file.mode``)."""
-    encoding, errors, line_buffering, write_through, unbuffered, mode, name = spec
-    raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+    interpreter's ``mode``, ``name`` (PyRival's FastIO template reads ``file.mode``), buffer
+    size and seekability (a program mixing ``print`` and ``os.write(1, ...)`` sees the same
+    interleaving, and ``seek`` the same refusal, as on the interpreter's streams)."""
+    encoding, errors, line_buffering, write_through, unbuffered, mode, name, size, seekable = spec
+    raw = (io.FileIO if seekable else _Unseekable)(fd, "rb" if fd == 0 else "wb", closefd=False)
     raw.name = name
     if unbuffered and fd != 0:
         buffer = raw
     else:
-        buffer = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        buffer = io.BufferedReader(raw, size) if fd == 0 else io.BufferedWriter(raw, size)
     stream = io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
                               line_buffering=line_buffering, write_through=write_through)
     stream.mode = mode
@@ -1032,12 +1127,19 @@ class Interpreter:
         # taken in the zygote before its children are forked (its state is theirs at the
         # fork): taken in each child it cost ~0.7 ms of the first test's CPU, the
         # copy-on-write faults of its copies' reference counts, a third of the loop
-        # rule's 2 ms floor (fds: :meth:`keep_fds`, in the child)
+        # rule's 2 ms floor (fds and the working directory: :meth:`adopt`, in the child)
         self.fds: list[int] = []
         self.streams = [(s.encoding, s.errors, s.line_buffering, s.write_through,
                          isinstance(s.buffer, io.FileIO), getattr(s, "mode", "r" if fd == 0 else "w"),
-                         getattr(s, "name", ("<stdin>", "<stdout>", "<stderr>")[fd]))
+                         getattr(s, "name", ("<stdin>", "<stdout>", "<stderr>")[fd]),
+                         _buffer_size(fd), s.seekable())
                         for fd, s in enumerate((sys.stdin, sys.stdout, sys.stderr))]
+        #: the streams the restore put in place (first the interpreter's): what a test put
+        #: there instead is held, never dropped (see restore)
+        self.made = (sys.stdin, sys.stdout, sys.stderr)
+        #: what the restore took out of the interpreter's reach (a test's streams, builtins,
+        #: modules, path, ...) and each finished test's namespace: held for the child's life
+        self.held = []
         self.thresholds = gc.get_threshold()
         self.switch = sys.getswitchinterval()
         decimal = sys.modules.get("decimal")
@@ -1056,14 +1158,41 @@ class Interpreter:
         #: native.kept: the start state's dicts compared without touching a reference count
         self.kept = kept
 
-    def keep_fds(self):
-        """Copies of the child's fds 0-3 (its first test's inbox, outputs and report), to
-        restore them from between tests."""
+    def adopt(self):
+        """What only the child knows, taken at its start: copies of its fds 0-3 (its first
+        test's inbox, outputs and report) and its working directory (the scratch directory
+        it entered when confined; the zygote's is ``/``)."""
         self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
+        self.cwd = os.getcwd()
 
     def restore(self):
+        """Put the start state back. Nothing a test left is dropped here: what it put in the
+        interpreter's reach is held (:attr:`held`), as a child of its own's ``os._exit``
+        leaves it, so no finalizer of the program's runs after its report (a replaced
+        ``sys.stdout`` or a builtin whose ``__del__`` printed the answer made a resident test
+        AC where a child of its own is WA)."""
         sys.settrace(None)
         sys.setprofile(None)
+        held = [s for s in (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__,
+                            sys.__stderr__) if s is not None and all(s is not m for m in self.made)]
+        builtins_changed = (len(builtins.__dict__) != len(self.builtins)
+                            or not self.kept(builtins.__dict__, self.builtins))
+        if builtins_changed:
+            held.append(dict(builtins.__dict__))
+        modules_changed = not self.kept(sys.modules, self.modules)
+        if modules_changed:
+            held.append(dict(sys.modules))
+        held += [list(sys.path), list(sys.argv)] if sys.path != self.path or sys.argv != self.argv else []
+        decimal = sys.modules.get("decimal")
+        warnings = sys.modules.get("warnings")
+        asyncio = sys.modules.get("asyncio")
+        if decimal is not None:
+            held.append(decimal.getcontext())
+        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
+            held.append(list(warnings.filters))
+        if asyncio is not None:
+            held.append(getattr(asyncio.events, "_event_loop_policy", None))
+        self.held.append(held)
         # the test's streams go first: its own file on fd 0 or 1 (``sys.stdin = open(0)``)
         # closes that fd when it goes, so the copies are put back after, and the fresh
         # streams made last, on open fds
@@ -1072,10 +1201,11 @@ class Interpreter:
             os.dup2(copy, fd)
         sys.stdin, sys.stdout, sys.stderr = (_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        self.made = (sys.stdin, sys.stdout, sys.stderr)
         os.chdir(self.cwd)
         sys.path[:] = self.path
         sys.argv[:] = self.argv
-        if len(builtins.__dict__) != len(self.builtins) or not self.kept(builtins.__dict__, self.builtins):
+        if builtins_changed:
             builtins.__dict__.clear()
             builtins.__dict__.update(self.builtins)
         sys.setrecursionlimit(self.recursion)
@@ -1086,19 +1216,16 @@ class Interpreter:
         sys.setswitchinterval(self.switch)
         if self.random is not None:
             self.random.seed()
-        decimal = sys.modules.get("decimal")
         if decimal is not None:
             decimal.setcontext(self.decimal.copy() if self.decimal is not None else decimal.Context())
-        warnings = sys.modules.get("warnings")
         if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
             warnings.filters[:] = self.warnings
             mutated = getattr(warnings, "_filters_mutated", None)
             if mutated is not None:
                 mutated()
-        asyncio = sys.modules.get("asyncio")
         if asyncio is not None:
             asyncio.set_event_loop_policy(None)
-        if not self.kept(sys.modules, self.modules):
+        if modules_changed:
             # a module of the child's start that a test replaced or removed
             sys.modules.update(self.modules)
 
@@ -1119,12 +1246,12 @@ def serve_resident(prog, before):
     a cgroup the child ends itself once its peak RSS grew by half a budget.
 
     ``before``: the interpreter's state at the child's start, taken in the zygote."""
-    before.keep_fds()
+    before.adopt()
     start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     gate = Gate()
     gate.install()
     while True:
-        status = execute(prog, gate)
+        status = execute(prog, gate, before.held)
         if status != 0 or _thread._count():
             return status
         if gate.fired:
