@@ -69,6 +69,7 @@ from .leakage_patterns import code_reasons, formula_reasons, idiom_reasons, loca
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
+    ELLIPSIS,
     candidate_quotes,
     data_fragments,
     program_shape,
@@ -255,7 +256,12 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
     for fragment in sorted({*quoted, *data}, key=len, reverse=True):
         worded = worded.replace(fragment, "" if fragment in examples else "CODE")
-    code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
+    # revision 18: a span quoting the candidate but for an ellipsis ("`if dq[0] ...: dq.popleft()`") holds no code
+    # shape of its own
+    unquoted = text
+    for fragment in sorted(set(quoted), key=len, reverse=True):
+        unquoted = unquoted.replace(fragment, "the quote") if ELLIPSIS.search(fragment) else unquoted
+    code = code_reasons(worded, own_names) + structural_code_reasons(unquoted, problem, shape)
     if level == 5:
         # revision 14: a formula in mathematics' notation states L5's rule, not code; revision 15: nor does a
         # generic idiom in placeholders ("`[x] * n` creates n references to the same x")
