@@ -182,6 +182,22 @@ def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
 _WH_BEFORE: Final = re.compile(r"\b(?:which|what|whether|how\s+many)\s+(?:[\w-]+\s+){0,3}$", re.I)
 
 
+#: revision 18: "than it actually belongs to", "groups they clearly don't belong to.": a membership compared with
+#: what happens, or left with its preposition stranded at the clause's end (a relative clause on the instance)
+_THAN_BEFORE: Final = re.compile(r"\bthan\s+(?:it|they|he|she|this|that)\s+(?:(?:\w+ly|really|still|even)\s+)?"
+                                 r"(?:(?:does|do|did)(?:n't|\s+not)\s+)?$", re.I)
+_STRANDED: Final = re.compile(r"\s*(?:[.,;:!?)]|$)")
+
+
+def _described(hint: str, found: re.Match[str]) -> bool:
+    """Whether a membership describes the instance, not the rule (revision 18): the measure of a comparison ("stays
+    one step longer than it actually belongs to the window") or a relative clause whose preposition is stranded
+    ("words show up in groups they clearly don't belong to"). Either says where an item wrongly is, what the program
+    does with it (state) or what the output shows (the symptom), and names no set the problem defines; "a reading
+    belongs to the window while ..." keeps its object and stays the rule."""
+    return bool(_THAN_BEFORE.search(hint, 0, found.start()) or _STRANDED.match(hint, found.end()))
+
+
 def _tracked(hint: str, found: re.Match[str]) -> bool:
     """Whether a membership is embedded in a wh-clause ("keeps account of which items belong in the
     result"): what the program tracks (L3), not the problem's rule."""
@@ -309,6 +325,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
                       and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
+                      and not (pattern is _MEMBERSHIP and _described(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
                       and not (pattern is _NORM and _set_against(hint, m))
