@@ -370,7 +370,18 @@ def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], pub
         # revision 17: a predicate coordinated with the one before ("cards set aside still belong to the pot and
         # must go to the winner"): its subject is the earlier clause's, the first noun of that clause
         return _coordinated_subject(pieces[-3], names, public)
+    if _GENERIC_SUBJECT.search(pieces[-1]):
+        # revision 18: a generic subject, "an event", "every car", "any reading" (an indefinite or universal
+        # determiner, then a noun that is neither the program's name nor a construct of code), is a thing of the
+        # problem's world whether or not the statement uses the word: the obligation is a norm over that world
+        noun = _GENERIC_SUBJECT.search(pieces[-1]).group(1)
+        return noun not in names and noun.lower() not in _CODE_NOUNS and _stem(noun) not in _CODE_NOUNS
     return bool(words) and _of_problem(words[-1], names, public)
+
+
+#: revision 18: a clause's subject made generic by its determiner, just before the modal ("an event should")
+_GENERIC_SUBJECT: Final = re.compile(r"^\s*(?:a|an|each|every|any|no)\s+([a-z]\w*)\s+(?:(?:also|still|only|always|"
+                                     r"just|never)\s+)?$", re.I)
 
 
 #: where the clause holding a modal's subject starts; the separator is kept (revision 17 reads "and")
