@@ -370,13 +370,23 @@ def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], pub
         # revision 17: a predicate coordinated with the one before ("cards set aside still belong to the pot and
         # must go to the winner"): its subject is the earlier clause's, the first noun of that clause
         return _coordinated_subject(pieces[-3], names, public)
-    if _GENERIC_SUBJECT.search(pieces[-1]):
-        # revision 18: a generic subject, "an event", "every car", "any reading" (an indefinite or universal
-        # determiner, then a noun that is neither the program's name nor a construct of code), is a thing of the
-        # problem's world whether or not the statement uses the word: the obligation is a norm over that world
-        noun = _GENERIC_SUBJECT.search(pieces[-1]).group(1)
-        return noun not in names and noun.lower() not in _CODE_NOUNS and _stem(noun) not in _CODE_NOUNS
     return bool(words) and _of_problem(words[-1], names, public)
+
+
+def _generic_norm(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:
+    """At L5, whether a modal's subject is generic, "an event", "every car", "any reading" (an indefinite or
+    universal determiner, then a noun that is neither the program's name nor a construct of code), and its clause
+    names nothing of the program: a thing of the problem's world whether or not the statement uses the word, so the
+    obligation, whatever its verb ("an event should only change the occupancy if ..."), is a norm over that world,
+    the invariant L5 gives (revision 18). Below L5 a change verb keeps it a direction ("Each sailing should reset
+    the seat count")."""
+    subject = _GENERIC_SUBJECT.search(_SUBJECT_SPLIT.split(hint[:found.start()])[-1] or "")
+    if subject is None:
+        return False
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    noun = subject.group(1)
+    return (noun not in names and noun.lower() not in _CODE_NOUNS and _stem(noun) not in _CODE_NOUNS
+            and not any(word in names and len(word) >= 2 for word in _code_words(rest)))
 
 
 #: revision 18: a clause's subject made generic by its determiner, just before the modal ("an event should")
@@ -516,6 +526,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
                   and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
                   and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
+                                                       or (level >= 5 and _generic_norm(hint, m, names))
                                                        or not _asked_expression(m.group(), names)
                                                        or (level >= 5 and _asked_expression(m.group(), names)
                                                            and not re.search(r"\bbe\s+\S+\s*[-+*/%<>=]", m.group())
