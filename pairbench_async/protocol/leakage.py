@@ -47,6 +47,12 @@ rule is given the words the statement uses as nouns.
 
 Revision 17 (the classes of revision 16's first-seen false positives, see each module): at L1 the state rule reads the
 hint without its sentences on what the program gives back (:func:`.leakage_symptoms.without_output_claims`).
+
+Revision 18 (broader structural classes of revision 17's first-seen false positives on fresh42-44, see each module):
+a span is code only if it writes what the candidate's program lacks, so a quote of the candidate with an ellipsis
+is a place (here: its code shapes are not read as code), prose marks are prose, and a quote of public code never
+joins the prose around it into a run of the reference; a membership or a loss describing the instance is no rule
+or state; at L5 a modal on a generic thing of the world is a norm.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ against it is a location.
 Revision 17: a value the program works out as the subject ("the upper limit you derive ... doesn't take into account")
 leaving a thing out is state; a hedged guess at what the program's record says of an item ("It looks like a cell
 counts as visited in every row", :data:`.leakage_reveals.GUESSED_MARK`) is state, not the "counts as" of a rule.
+Revision 18: a membership as the measure of a comparison ("longer than it actually belongs to the window") or in a
+relative clause with its preposition stranded ("groups they clearly don't belong to") describes the instance.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ asks for a way of thinking; a scenario set up before its expected output ("Use a
 definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
 Revision 17: a modal's predicate coordinated with an earlier clause ("cards ... still belong to the pot and must go to
 the winner") takes that clause's subject; a program name after a determiner ("the current end") is the world's noun
-in what follows a modal.
+in what follows a modal. Revision 18: at L5 a modal whose subject is generic ("an event should only change it if
+...": a/an/each/every/any, then a noun neither the program's nor code's) is a norm over the problem's world.
 Reads the hint only. Pure: no I/O.
 """
 

@@ -83,6 +83,9 @@ Pure: no I/O.
 Revision 16: a construct word the problem uses as a noun ("the increment", "after the call") names no region of
 the candidate; a quoted word after "notion of" is its sense; at L5 one-letter subscripts in a sum's notation are
 mathematics.
+
+Revision 18: the code rules read markdown emphasis ("are *not* anagrams") and plain words set side by side with
+slashes ("strike / spare / open-frame", none a name of the program) as prose, not an expression.
 """
 
 from __future__ import annotations

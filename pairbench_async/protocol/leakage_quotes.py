@@ -28,7 +28,8 @@ what makes validation cost time in the hint's length rather than the test suite'
   the program's own encoding), which also catches an echo in an encoding no rule reads (a
   base64 blob quoted whole).
 
-A ``quote`` reason names the source but never repeats the quoted text. Pure: no I/O.
+A ``quote`` reason names the source but never repeats the quoted text. Revision 18: a code span quoting public text
+whole is cut out of the verbatim run search, so a run never joins it to the prose beside it. Pure: no I/O.
 """
 
 from __future__ import annotations

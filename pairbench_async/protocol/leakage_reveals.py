@@ -82,6 +82,8 @@ subject takes a measure ("When a move takes more time than ...") picks out input
 
 Revision 17: a hedged guess at what the program's record says of an item ("It looks like a cell counts as visited in
 every row as soon as ...") is state.
+
+Revision 18: a loss denied ("so nothing is lost", "is not lost") is no value the program fails to keep.
 """
 
 from __future__ import annotations

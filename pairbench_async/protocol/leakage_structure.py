@@ -34,6 +34,9 @@ Revision 17: a reference n-gram is read within one code span or one stretch of p
 code span citing a whole statement of the candidate (a header with its colon, an assignment) named as a place is a
 quote even where the reference changes that line, unless an edit is asked of it ("Drop the `if ...:` line").
 
+Revision 18: a span quoting the candidate verbatim but for what an ellipsis leaves out ("`if dq[0] ...: dq.popleft()`",
+"`total = ...`"), no edit asked of it, is a quote too (:data:`ELLIPSIS`); its code shapes are no code.
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """
