@@ -33,7 +33,7 @@ from typing import Final
 
 from .leakage_reveals import GUESSED_MARK, OUTPUT_CUE, TOO, state_reasons
 
-__all__ = ["concept_reasons"]
+__all__ = ["concept_reasons", "patched_value"]
 
 
 _NORM: Final = re.compile(
@@ -145,6 +145,18 @@ _REPAIR_PARTICIPLE: Final = re.compile(
 
 #: "it should be (a - 1) // k": an expression asked for is a direction (or code), not a rule
 _CODE_VALUE: Final = re.compile(r"\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?\w")
+
+
+#: revision 18: "be <a value>" ending its clause ("should be n itself", "must be `0`"): one number, or a name of at
+#: most three characters, the operand of a statement the hint has quoted in a code span before it
+_PATCHED_VALUE: Final = re.compile(r"\s+[`'\"]?-?(?:\d+(?:\.\d+)?|[A-Za-z_]\w{0,2})[`'\"]?(?:\s+itself)?\s*(?:[.;,!?]|$)")
+
+
+def patched_value(hint: str, end: int) -> bool:
+    """Whether the "be" ending at ``end`` gives an exact value after a code span quoted earlier in the hint ("The bug
+    is in `lo, hi = 1, n - 1`. The upper bound should be n itself."): a patch in words of that statement's operand, a
+    change (direction, code), not the problem's rule (revision 18)."""
+    return bool(_PATCHED_VALUE.match(hint, end)) and "`" in hint[:end] and hint[:end].count("`") % 2 == 0
 
 
 #: "... has to be found again every time": the cost of what the program does, not a rule
@@ -326,6 +338,7 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
                       and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not (pattern is _NORM and m.group().lower().endswith("be") and patched_value(hint, m.end()))
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
                       and not (pattern is _MEMBERSHIP and _described(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)

@@ -42,6 +42,7 @@ from .leakage_grammar import (
     request_verb,
     starts_with_lead,
 )
+from .leakage_concept import patched_value
 from .leakage_patterns import BULLET, SENTENCES
 
 __all__ = ["direction_reasons"]
@@ -390,6 +391,14 @@ def _generic_norm(hint: str, found: re.Match[str], names: frozenset[str]) -> boo
             and not any(word in names and len(word) >= 2 for word in _code_words(rest)))
 
 
+def _patched(hint: str, found: re.Match[str]) -> bool:
+    """Whether a modal's "be" gives an exact value to a statement the hint quoted before it ("The bug is in
+    `lo, hi = 1, n - 1`. The upper bound should be n itself."): a change in words, a direction whatever its subject
+    (revision 18; :func:`.leakage_concept.patched_value`)."""
+    be = re.search(r"\bbe\b", found.group())
+    return be is not None and patched_value(hint, found.start() + be.end())
+
+
 #: revision 18: a clause's subject made generic by its determiner, just before the modal ("an event should")
 _GENERIC_SUBJECT: Final = re.compile(r"^\s*(?:a|an|each|every|any|no)\s+([a-z]\w*)\s+(?:(?:also|still|only|always|"
                                      r"just|never)\s+)?$", re.I)
@@ -526,7 +535,7 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
-                  and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
+                  and not (_MODAL.match(m.group()) and not _patched(hint, m) and (_problem_subject(hint, m, names, public)
                                                        or (level >= 5 and _generic_norm(hint, m, names))
                                                        or not _asked_expression(m.group(), names)
                                                        or (level >= 5 and _asked_expression(m.group(), names)
@@ -535,7 +544,16 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
                  None)
     if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
+    elif not found and level > 1:
+        # revision 18: an exact value asked for a statement quoted before it, "should be n itself", is a change
+        patch = next((m for m in _VALUE_MODAL.finditer(hint) if _patched(hint, m)), None)
+        if patch:
+            reasons.append(f"direction: a value asked for a quoted statement {patch.group()[:30]!r}")
     return reasons
+
+
+_VALUE_MODAL: Final = re.compile(r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+                                 r"(?:(?:also|now|instead|rather|only|still)\s+)?be\b", re.I)
 
 
 #: revision 15: a scenario set up (an instance of the problem's thing with numbers), then its expected output

@@ -78,3 +78,11 @@ def test_a_modal_with_a_generic_subject_is_a_norm_over_the_world() -> None:
                                 "bed is watered.", 5)
     assert "direction" in rules("Each round must water two beds; your loop should only change when a bed is "
                                 "watered.", 5)
+
+
+def test_an_exact_value_for_a_quoted_statement_is_a_change_not_the_rule() -> None:
+    hint = "The bug is in `if dry[0] < r: dry.pop(0)`. The bound should be r itself."
+    assert "concept" not in rules(hint, 4)
+    assert "direction" in rules(hint, 4)
+    # with no statement quoted before it, the same modal is a norm over the problem's world
+    assert "concept" in rules("The pairing is wrong. The bound should be r itself.", 4)
