@@ -52,7 +52,8 @@ Revision 18 (broader structural classes of revision 17's first-seen false positi
 a span is code only if it writes what the candidate's program lacks, so a quote of the candidate with an ellipsis
 is a place (here: its code shapes are not read as code), prose marks are prose, and a quote of public code never
 joins the prose around it into a run of the reference; a membership or a loss describing the instance is no rule
-or state; at L5 a modal on a generic thing of the world is a norm.
+or state; at L5 a modal on a generic thing of the world is a norm; an exact value asked for a statement quoted
+before it ("should be n itself") is a direction, not the concept.
 """
 
 from __future__ import annotations

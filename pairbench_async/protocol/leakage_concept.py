@@ -23,7 +23,8 @@ Revision 17: a value the program works out as the subject ("the upper limit you 
 leaving a thing out is state; a hedged guess at what the program's record says of an item ("It looks like a cell
 counts as visited in every row", :data:`.leakage_reveals.GUESSED_MARK`) is state, not the "counts as" of a rule.
 Revision 18: a membership as the measure of a comparison ("longer than it actually belongs to the window") or in a
-relative clause with its preposition stranded ("groups they clearly don't belong to") describes the instance.
+relative clause with its preposition stranded ("groups they clearly don't belong to") describes the instance; "should
+be n itself" after a quoted statement is a patch in words (:func:`patched_value`), no rule.
 """
 
 from __future__ import annotations

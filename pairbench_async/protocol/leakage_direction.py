@@ -20,7 +20,8 @@ definition stated imperatively is the concept; an e.g. clause is an example; "Wr
 Revision 17: a modal's predicate coordinated with an earlier clause ("cards ... still belong to the pot and must go to
 the winner") takes that clause's subject; a program name after a determiner ("the current end") is the world's noun
 in what follows a modal. Revision 18: at L5 a modal whose subject is generic ("an event should only change it if
-...": a/an/each/every/any, then a noun neither the program's nor code's) is a norm over the problem's world.
+...": a/an/each/every/any, then a noun neither the program's nor code's) is a norm over the problem's world; "be <a
+value>" after a statement quoted in a code span ("should be n itself") asks for a change, a direction.
 Reads the hint only. Pure: no I/O.
 """
 
