@@ -7,7 +7,8 @@ of the blind sets written by strangers (issue 24; revision 10 split fresh14-16 /
 fresh20-21 / fresh22-23, revision 12 fresh22-25 / fresh20-21, revision 13 fresh20-25 / fresh26-29, revision 14 fresh20-25 + fresh31-32 / fresh26-28, fresh29 in neither
 because its errors were quoted to revision 13; revision 15 fresh20-25 + fresh30-34 / fresh26-28, fresh30, 33 and 34
 after their first measurement by revision 14; revision 16 adds fresh35-38 to DESIGN after their first
-measurement by revision 15; revision 17 adds fresh39-41 after their first measurement by revision 16): the rules are revised looking only at the DESIGN sets and the
+measurement by revision 15; revision 17 adds fresh39-41 after their first measurement by revision 16; revision 18 adds fresh42-44 after their
+first measurement by revisions 16 and 17): the rules are revised looking only at the DESIGN sets and the
 older ones; the HELD sets are only
 ever scored in aggregate (pooled precision / recall per boundary), never printed hint by hint, so
 their figures before and after a revision estimate what the revision does to hints it has not seen.
@@ -39,7 +40,8 @@ from pairbench_async.protocol.leakage import validate_hint
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 DESIGN: Final = ("fresh20", "fresh21", "fresh22", "fresh23", "fresh24", "fresh25", "fresh30", "fresh31", "fresh32",
-                  "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39", "fresh40", "fresh41")
+                  "fresh33", "fresh34", "fresh35", "fresh36", "fresh37", "fresh38", "fresh39", "fresh40", "fresh41",
+                  "fresh42", "fresh43", "fresh44")
 HELD: Final = ("fresh26", "fresh27", "fresh28")
 
 

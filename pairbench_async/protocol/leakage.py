@@ -47,6 +47,13 @@ rule is given the words the statement uses as nouns.
 
 Revision 17 (the classes of revision 16's first-seen false positives, see each module): at L1 the state rule reads the
 hint without its sentences on what the program gives back (:func:`.leakage_symptoms.without_output_claims`).
+
+Revision 18 (broader structural classes of revision 17's first-seen false positives on fresh42-44, see each module):
+a span is code only if it writes what the candidate's program lacks, so a quote of the candidate with an ellipsis
+is a place (here: its code shapes are not read as code), prose marks are prose, and a quote of public code never
+joins the prose around it into a run of the reference; a membership or a loss describing the instance is no rule
+or state; at L5 a modal on a generic thing of the world is a norm; an exact value asked for a statement quoted
+before it ("should be n itself") is a direction, not the concept.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ from .leakage_patterns import code_reasons, formula_reasons, idiom_reasons, loca
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
+    ELLIPSIS,
     candidate_quotes,
     data_fragments,
     program_shape,
@@ -255,7 +263,12 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     # longest first: a span holding a shorter fragment ("`(day[1], day[2])`") is replaced whole
     for fragment in sorted({*quoted, *data}, key=len, reverse=True):
         worded = worded.replace(fragment, "" if fragment in examples else "CODE")
-    code = code_reasons(worded, own_names) + structural_code_reasons(text, problem, shape)
+    # revision 18: a span quoting the candidate but for an ellipsis ("`if dq[0] ...: dq.popleft()`") holds no code
+    # shape of its own
+    unquoted = text
+    for fragment in sorted(set(quoted), key=len, reverse=True):
+        unquoted = unquoted.replace(fragment, "the quote") if ELLIPSIS.search(fragment) else unquoted
+    code = code_reasons(worded, own_names) + structural_code_reasons(unquoted, problem, shape)
     if level == 5:
         # revision 14: a formula in mathematics' notation states L5's rule, not code; revision 15: nor does a
         # generic idiom in placeholders ("`[x] * n` creates n references to the same x")

@@ -22,6 +22,9 @@ against it is a location.
 Revision 17: a value the program works out as the subject ("the upper limit you derive ... doesn't take into account")
 leaving a thing out is state; a hedged guess at what the program's record says of an item ("It looks like a cell
 counts as visited in every row", :data:`.leakage_reveals.GUESSED_MARK`) is state, not the "counts as" of a rule.
+Revision 18: a membership as the measure of a comparison ("longer than it actually belongs to the window") or in a
+relative clause with its preposition stranded ("groups they clearly don't belong to") describes the instance; "should
+be n itself" after a quoted statement is a patch in words (:func:`patched_value`), no rule.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Final
 
 from .leakage_reveals import GUESSED_MARK, OUTPUT_CUE, TOO, state_reasons
 
-__all__ = ["concept_reasons"]
+__all__ = ["concept_reasons", "patched_value"]
 
 
 _NORM: Final = re.compile(
@@ -145,6 +148,18 @@ _REPAIR_PARTICIPLE: Final = re.compile(
 _CODE_VALUE: Final = re.compile(r"\s+[`'\"(]*-?[\w.\[\]]+\)?\s*(?:<=|>=|==|!=|<|>|\+|-(?=\s)|\*|//|%|/)\s*[`'\"(]*-?\w")
 
 
+#: revision 18: "be <a value>" ending its clause ("should be n itself", "must be `0`"): one number, or a name of at
+#: most three characters, the operand of a statement the hint has quoted in a code span before it
+_PATCHED_VALUE: Final = re.compile(r"\s+[`'\"]?-?(?:\d+(?:\.\d+)?|[A-Za-z_]\w{0,2})[`'\"]?(?:\s+itself)?\s*(?:[.;,!?]|$)")
+
+
+def patched_value(hint: str, end: int) -> bool:
+    """Whether the "be" ending at ``end`` gives an exact value after a code span quoted earlier in the hint ("The bug
+    is in `lo, hi = 1, n - 1`. The upper bound should be n itself."): a patch in words of that statement's operand, a
+    change (direction, code), not the problem's rule (revision 18)."""
+    return bool(_PATCHED_VALUE.match(hint, end)) and "`" in hint[:end] and hint[:end].count("`") % 2 == 0
+
+
 #: "... has to be found again every time": the cost of what the program does, not a rule
 _REDONE: Final = re.compile(r"\s+\w+\s+(?:again|anew|from\s+scratch|each\s+time|every\s+time)\b", re.I)
 
@@ -180,6 +195,22 @@ def _guessed_multiplicity(hint: str, found: re.Match[str]) -> bool:
 
 #: "which items", "what values", "whether a word": a wh-clause a membership is embedded in
 _WH_BEFORE: Final = re.compile(r"\b(?:which|what|whether|how\s+many)\s+(?:[\w-]+\s+){0,3}$", re.I)
+
+
+#: revision 18: "than it actually belongs to", "groups they clearly don't belong to.": a membership compared with
+#: what happens, or left with its preposition stranded at the clause's end (a relative clause on the instance)
+_THAN_BEFORE: Final = re.compile(r"\bthan\s+(?:it|they|he|she|this|that)\s+(?:(?:\w+ly|really|still|even)\s+)?"
+                                 r"(?:(?:does|do|did)(?:n't|\s+not)\s+)?$", re.I)
+_STRANDED: Final = re.compile(r"\s*(?:[.,;:!?)]|$)")
+
+
+def _described(hint: str, found: re.Match[str]) -> bool:
+    """Whether a membership describes the instance, not the rule (revision 18): the measure of a comparison ("stays
+    one step longer than it actually belongs to the window") or a relative clause whose preposition is stranded
+    ("words show up in groups they clearly don't belong to"). Either says where an item wrongly is, what the program
+    does with it (state) or what the output shows (the symptom), and names no set the problem defines; "a reading
+    belongs to the window while ..." keeps its object and stays the rule."""
+    return bool(_THAN_BEFORE.search(hint, 0, found.start()) or _STRANDED.match(hint, found.end()))
 
 
 def _tracked(hint: str, found: re.Match[str]) -> bool:
@@ -308,7 +339,9 @@ def concept_reasons(hint: str) -> list[str]:
                       and not (pattern is _NORM and _REPAIR_PARTICIPLE.match(hint, m.end()))
                       and not (pattern is _NORM and _REDONE.match(hint, m.end()))
                       and not (pattern is _NORM and _CODE_VALUE.match(hint, m.end()))
+                      and not (pattern is _NORM and m.group().lower().endswith("be") and patched_value(hint, m.end()))
                       and not (pattern is _MEMBERSHIP and _tracked(hint, m))
+                      and not (pattern is _MEMBERSHIP and _described(hint, m))
                       and not _program_subject(hint, m.start(), _TEST_SUBJECT)
                       and not (pattern is _NORM and _conceded(hint, m))
                       and not (pattern is _NORM and _set_against(hint, m))

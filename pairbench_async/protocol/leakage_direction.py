@@ -19,7 +19,9 @@ asks for a way of thinking; a scenario set up before its expected output ("Use a
 definition stated imperatively is the concept; an e.g. clause is an example; "Wrong <noun phrase>" is a symptom.
 Revision 17: a modal's predicate coordinated with an earlier clause ("cards ... still belong to the pot and must go to
 the winner") takes that clause's subject; a program name after a determiner ("the current end") is the world's noun
-in what follows a modal.
+in what follows a modal. Revision 18: at L5 a modal whose subject is generic ("an event should only change it if
+...": a/an/each/every/any, then a noun neither the program's nor code's) is a norm over the problem's world; "be <a
+value>" after a statement quoted in a code span ("should be n itself") asks for a change, a direction.
 Reads the hint only. Pure: no I/O.
 """
 
@@ -41,6 +43,7 @@ from .leakage_grammar import (
     request_verb,
     starts_with_lead,
 )
+from .leakage_concept import patched_value
 from .leakage_patterns import BULLET, SENTENCES
 
 __all__ = ["direction_reasons"]
@@ -373,6 +376,35 @@ def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], pub
     return bool(words) and _of_problem(words[-1], names, public)
 
 
+def _generic_norm(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:
+    """At L5, whether a modal's subject is generic, "an event", "every car", "any reading" (an indefinite or
+    universal determiner, then a noun that is neither the program's name nor a construct of code), and its clause
+    names nothing of the program: a thing of the problem's world whether or not the statement uses the word, so the
+    obligation, whatever its verb ("an event should only change the occupancy if ..."), is a norm over that world,
+    the invariant L5 gives (revision 18). Below L5 a change verb keeps it a direction ("Each sailing should reset
+    the seat count")."""
+    subject = _GENERIC_SUBJECT.search(_SUBJECT_SPLIT.split(hint[:found.start()])[-1] or "")
+    if subject is None:
+        return False
+    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
+    noun = subject.group(1)
+    return (noun not in names and noun.lower() not in _CODE_NOUNS and _stem(noun) not in _CODE_NOUNS
+            and not any(word in names and len(word) >= 2 for word in _code_words(rest)))
+
+
+def _patched(hint: str, found: re.Match[str]) -> bool:
+    """Whether a modal's "be" gives an exact value to a statement the hint quoted before it ("The bug is in
+    `lo, hi = 1, n - 1`. The upper bound should be n itself."): a change in words, a direction whatever its subject
+    (revision 18; :func:`.leakage_concept.patched_value`)."""
+    be = re.search(r"\bbe\b", found.group())
+    return be is not None and patched_value(hint, found.start() + be.end())
+
+
+#: revision 18: a clause's subject made generic by its determiner, just before the modal ("an event should")
+_GENERIC_SUBJECT: Final = re.compile(r"^\s*(?:a|an|each|every|any|no)\s+([a-z]\w*)\s+(?:(?:also|still|only|always|"
+                                     r"just|never)\s+)?$", re.I)
+
+
 #: where the clause holding a modal's subject starts; the separator is kept (revision 17 reads "and")
 _SUBJECT_SPLIT: Final = re.compile(r"[.;:,!?()]|\s[-–—]+\s|\b(so|and|but|because|since|once|then|while|when|if|"
                                    r"where)\b")
@@ -504,7 +536,8 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
-                  and not (_MODAL.match(m.group()) and (_problem_subject(hint, m, names, public)
+                  and not (_MODAL.match(m.group()) and not _patched(hint, m) and (_problem_subject(hint, m, names, public)
+                                                       or (level >= 5 and _generic_norm(hint, m, names))
                                                        or not _asked_expression(m.group(), names)
                                                        or (level >= 5 and _asked_expression(m.group(), names)
                                                            and not re.search(r"\bbe\s+\S+\s*[-+*/%<>=]", m.group())
@@ -512,7 +545,16 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
                  None)
     if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
+    elif not found and level > 1:
+        # revision 18: an exact value asked for a statement quoted before it, "should be n itself", is a change
+        patch = next((m for m in _VALUE_MODAL.finditer(hint) if _patched(hint, m)), None)
+        if patch:
+            reasons.append(f"direction: a value asked for a quoted statement {patch.group()[:30]!r}")
     return reasons
+
+
+_VALUE_MODAL: Final = re.compile(r"(?<!\bthat\s)(?<!\bwhich\s)\b(?:should|must|needs?\s+to|has\s+to|have\s+to)\s+"
+                                 r"(?:(?:also|now|instead|rather|only|still)\s+)?be\b", re.I)
 
 
 #: revision 15: a scenario set up (an instance of the problem's thing with numbers), then its expected output

@@ -83,6 +83,9 @@ Pure: no I/O.
 Revision 16: a construct word the problem uses as a noun ("the increment", "after the call") names no region of
 the candidate; a quoted word after "notion of" is its sense; at L5 one-letter subscripts in a sum's notation are
 mathematics.
+
+Revision 18: the code rules read markdown emphasis ("are *not* anagrams") and plain words set side by side with
+slashes ("strike / spare / open-frame", none a name of the program) as prose, not an expression.
 """
 
 from __future__ import annotations
@@ -176,8 +179,27 @@ _INPUT_VALUES: Final = re.compile(r"^[A-Za-z]\s*=\s*-?\d+(?:\.\d+)?(?:\s*(?:,|an
                                   r"\s*(?:[,;:]\s*|\s+)[A-Za-z]{2,}")
 
 
+#: revision 18: markdown emphasis, an asterisk hugging a word or phrase at each end ("are *not* anagrams")
+_EMPHASIS: Final = re.compile(r"(?<![\w*`])(\*{1,2})(?=[A-Za-z])([^*`\n]+?)(?<=[A-Za-z])\1(?![\w*`])")
+#: revision 18: words set side by side with slashes ("strike / spare / open-frame", "add/remove")
+_SLASHED: Final = re.compile(r"(?<![\w/`])[A-Za-z]\w+(?:\s*/\s*[A-Za-z]\w+)+(?![\w/(`])")
+
+
+def _prose_marks(hint: str, own_names: set[str]) -> str:
+    """``hint`` with prose's own uses of code's operators read as prose (revision 18): emphasis is the words it
+    stresses, and words of two or more letters, none a name of the program, set side by side with slashes are a
+    list of alternatives ("or"). Every operand of such a mark is an English word, so it writes no code; an
+    operand the program names ("total / count"), a number ("n / 2") or a letter ("a / b") keeps the operator."""
+    hint = _EMPHASIS.sub(r"\2", hint)
+    def listed(found: re.Match[str]) -> str:
+        words = re.split(r"\s*/\s*", found.group())
+        return found.group() if any(w in own_names for w in words) else " or ".join(words)
+    return _SLASHED.sub(listed, hint)
+
+
 def code_reasons(hint: str, own_names: set[str]) -> list[str]:
     reasons: list[str] = []
+    hint = _prose_marks(hint, own_names)
     if _FENCE.search(hint):
         reasons.append("code: fenced code block")
     span = next((found for found in _BACKTICKED.finditer(hint) if _CODE_SPAN_CONTENT.fullmatch(found.group())), None)

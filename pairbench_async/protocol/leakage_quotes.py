@@ -28,7 +28,8 @@ what makes validation cost time in the hint's length rather than the test suite'
   the program's own encoding), which also catches an echo in an encoding no rule reads (a
   base64 blob quoted whole).
 
-A ``quote`` reason names the source but never repeats the quoted text. Pure: no I/O.
+A ``quote`` reason names the source but never repeats the quoted text. Revision 18: a code span quoting public text
+whole is cut out of the verbatim run search, so a run never joins it to the prose beside it. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -57,6 +58,24 @@ _LETTERS: Final = str.maketrans("0123456789", "abcdefghij")
 _MIN_DIGIT_WORDS: Final = 4
 
 _squash = squash
+
+#: a code span: its content, when the candidate's code or the statement holds it whole, is public text
+_SPAN: Final = re.compile(r"`([^`\n]+)`")
+
+
+def _squashed_runs(hint: str, squashed_public: str) -> str:
+    """The hint squashed for the verbatim run search, each code span that quotes public text whole (the
+    candidate's own line, "`rounds = len(teams) - 1`") cut out with a separator no hidden text holds.
+
+    Revision 18: a span quoting the candidate leaks nothing, and its squashed letters must not join the prose
+    around it into a run of the reference ("Suspicious line: `rounds = ...`" gave "e" + "roundslente", the
+    reference's "...('BYE')\n rounds = len(te..."): a run is read within the quote or within the prose, never
+    across the span's edge. A span holding anything not public is kept, so no hidden run can be hidden by
+    splitting it with backticks (the squash drops them either way)."""
+    def cut(found: re.Match[str]) -> str:
+        inner = _squash(found.group(1))
+        return "\x00" if inner and inner in squashed_public else found.group()
+    return "\x00".join(_squash(part) for part in _SPAN.sub(cut, hint).split("\x00"))
 
 
 def _spaced(text: str) -> str:
@@ -176,7 +195,7 @@ def quote_reasons(
     reasons: list[str] = []
     squashed_public = _squash(public)
     spaced_public = _spaced(public)
-    squashed_hint = _squash(hint)
+    squashed_hint = _squashed_runs(hint, squashed_public)
     reversed_hint = squashed_hint[::-1]
     spelled = [d for d in spelled_digits(hint, letters=policy.min_quote_chars, words=_MIN_DIGIT_WORDS)
                if d not in squashed_public and d[::-1] not in squashed_public]

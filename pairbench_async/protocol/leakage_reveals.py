@@ -82,6 +82,8 @@ subject takes a measure ("When a move takes more time than ...") picks out input
 
 Revision 17: a hedged guess at what the program's record says of an item ("It looks like a cell counts as visited in
 every row as soon as ...") is state.
+
+Revision 18: a loss denied ("so nothing is lost", "is not lost") is no value the program fails to keep.
 """
 
 from __future__ import annotations
@@ -497,7 +499,8 @@ def _sentence_rest(hint: str, start: int) -> str:
 
 def state_reasons(hint: str) -> list[str]:
     for pattern in _STATE_PATTERNS:
-        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS, _STARTS) and _of_output(hint, m))), None)
+        found = next((m for m in pattern.finditer(hint) if not (pattern in (_LOST, _STAYS, _STARTS) and _of_output(hint, m))
+                      and not (pattern is _LOST and _denied(hint, m))), None)
         if found:
             return [f"state: says what the solution fails to keep {_show(found.group())} "
                     "(reserved for L3 and above)"]
@@ -506,6 +509,17 @@ def state_reasons(hint: str) -> list[str]:
         return [f"state: explains the cause through the solution {_show(found.group())} "
                 "(reserved for L3 and above)"]
     return []
+
+#: revision 18: a loss denied, by its subject ("nothing is lost", "no hour gets dropped") or its verb ("is not lost")
+_NO_SUBJECT: Final = re.compile(r"\b(?:nothing|none|no\s+[\w-]+(?:\s+[\w-]+)?)\s+$", re.I)
+
+
+def _denied(hint: str, found: re.Match[str]) -> bool:
+    """Whether a loss is denied ("The two numbers still add up to the total, so nothing is lost"): it says the
+    program keeps what it should, no value it fails to keep, so no state (revision 18)."""
+    return bool(re.search(r"\b(?:not|never)\b", found.group(), re.I)
+                or _NO_SUBJECT.search(hint, 0, found.start()))
+
 
 def _show(text: str) -> str:
     return repr(" ".join(text.split())[:40])

@@ -34,6 +34,9 @@ Revision 17: a reference n-gram is read within one code span or one stretch of p
 code span citing a whole statement of the candidate (a header with its colon, an assignment) named as a place is a
 quote even where the reference changes that line, unless an edit is asked of it ("Drop the `if ...:` line").
 
+Revision 18: a span quoting the candidate verbatim but for what an ellipsis leaves out ("`if dq[0] ...: dq.popleft()`",
+"`total = ...`"), no edit asked of it, is a quote too (:data:`ELLIPSIS`); its code shapes are no code.
+
 Everything derived from the two programs alone is memoised per (candidate, reference) pair,
 so that a hint costs time in its own length. Pure: no I/O.
 """
@@ -49,7 +52,7 @@ import msgspec
 
 from .leakage_patterns import code_identifiers
 
-__all__ = ["NGRAM", "ProgramShape", "candidate_quotes", "data_fragments", "quoted_spans", "program_shape", "public_words",
+__all__ = ["ELLIPSIS", "NGRAM", "ProgramShape", "candidate_quotes", "data_fragments", "quoted_spans", "program_shape", "public_words",
            "structural_code_reasons"]
 
 #: tokens in a reference n-gram that counts as a patch
@@ -397,15 +400,37 @@ def candidate_quotes(hint: str, shape: ProgramShape, problem: str = "") -> list[
 
 #: an inline code span
 _SPAN: Final = re.compile(r"`([^`\n]+)`")
+#: an ellipsis: what a quote leaves out
+ELLIPSIS: Final = re.compile(r"\.\.\.+|…")
+
+
+def _in_candidate(content: str, candidate: str) -> bool:
+    """Whether a span's content is the candidate's code, verbatim but for what an ellipsis leaves out (revision 18:
+    "`if dq[0] ...: dq.popleft()`", "`chargeable = ...`"): each piece, in order, is in the candidate's squashed code.
+    Such a span writes nothing the program lacks; it points at a line, a quote (a location), never code."""
+    pieces = [_squash(piece) for piece in ELLIPSIS.split(content)]
+    at = 0
+    for piece in pieces:
+        if not piece:
+            continue
+        at = candidate.find(piece, at)
+        if at < 0:
+            return False
+        at += len(piece)
+    return any(pieces)
 
 
 def quoted_spans(hint: str, shape: ProgramShape, problem: str = "") -> list[str]:
     """Inline code spans holding the candidate's own code verbatim, with a name in them ("`[[]] * n` repeats
-    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11).
+    a reference"), that the hint does not tell the candidate to write: a quote of a place (revision 11); or verbatim
+    but for what an ellipsis leaves out, and no edit asked of it ("Drop the `if ...:` line" is a patch; revision 18).
     Not a lone word of the problem statement ("`width`", "`changes`": the problem's own parameter, revision 12)."""
     public = public_words(problem)
     return [found.group() for found in _SPAN.finditer(hint)
-            if re.search(r"[A-Za-z_]", found.group(1)) and _squash(found.group(1)) in shape.candidate
+            if re.search(r"[A-Za-z_]", found.group(1))
+            and (_squash(found.group(1)) in shape.candidate
+                 or (_in_candidate(found.group(1), shape.candidate)
+                     and not _EDITED.search(re.split(r"[.;!?]\s", hint[:found.start()])[-1])))
             and not (re.fullmatch(r"\s*[A-Za-z_]\w*\s*", found.group(1)) and found.group(1).strip().lower() in public)
             and not _WRITE.search(hint[max(0, found.start() - 40) : found.start()])]
 
