@@ -43,7 +43,17 @@ from .leakage_grammar import (
     request_verb,
     starts_with_lead,
 )
-from .leakage_concept import patched_value
+from .leakage_modals import (
+    CODE_NOUNS,
+    DETERMINER,
+    MODAL,
+    REASONING,
+    code_words,
+    generic_norm,
+    of_problem,
+    patched_modal,
+    problem_subject,
+)
 from .leakage_patterns import BULLET, SENTENCES
 
 __all__ = ["direction_reasons"]
@@ -322,113 +332,6 @@ def _imperative_shape(clause: str) -> bool:
     return bool(words) and (pointing(words[0]) or open_verb(words[0]))
 
 
-#: nouns of the program, not of the problem's world: an obligation on one asks for a change (revision 11)
-_CODE_NOUNS: Final = frozenset("program code solution function method loop counter variable list array dict "
-                               "dictionary map set index pointer flag condition check branch test comparison "
-                               "accumulator sum total count result answer output value line statement call "
-                               "it this that they you".split())
-#: words between a subject and its modal that are not the subject ("the next part also must")
-_SKIPPED: Final = frozenset("also still now then really always only all each just first instead that which "
-                            "who".split())
-#: verbs of a way of reasoning: "Treat the polygon as closed" tells how to see the problem (L5's concept)
-_REASONING: Final = frozenset("treat regard view consider think picture imagine see".split())
-
-
-#: a match of :data:`_DIRECTION` that lays an obligation ("must begin", "has to be paired with")
-_MODAL: Final = re.compile(r"(?:should|must|needs?\s+to|has\s+to|have\s+to|ought\s+to)\b", re.I)
-
-
-def _stem(word: str) -> str:
-    """A crude singular: "vertices" -> "vertex", "parties" -> "party", "edges" -> "edge"."""
-    word = word.lower()
-    if word.endswith("ices") and len(word) > 5:
-        return word[:-4] + "ex"
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
-
-
-def _of_problem(word: str, names: frozenset[str], public: frozenset[str]) -> bool:
-    """Whether ``word`` names a thing of the problem statement's world (one of its words, singular or
-    plural), not the program's (an identifier, a construct of code)."""
-    return (word not in names and word.lower() not in _CODE_NOUNS
-            and _stem(word) in {_stem(w) for w in public})
-
-
-def _problem_subject(hint: str, found: re.Match[str], names: frozenset[str], public: frozenset[str]) -> bool:
-    """Whether the obligation ``found`` is laid on a thing of the problem ("the last vertex has to be
-    paired with the first", "the next part must begin counting from scratch"): what the computation must
-    respect, told of the problem's objects, not a change asked of the program (revision 11). Not when the
-    rest of its clause names the program ("must become start + d") or orders processing steps ("the words
-    have to be normalised before they are used")."""
-    start = found.start()
-    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    if any(word in names and len(word) >= 2 for word in _code_words(rest)):
-        return False
-    if re.search(r"\bbe\s+\w+(?:ed|en)\s+(?:before|after|first|using|into|instead)\b", found.group(), re.I):
-        return False
-    pieces = _SUBJECT_SPLIT.split(hint[:start])
-    words = [w for w in re.findall(r"[A-Za-z_]\w*", pieces[-1]) if w.lower() not in _SKIPPED]
-    if not words and len(pieces) > 2 and pieces[-2] == "and":
-        # revision 17: a predicate coordinated with the one before ("cards set aside still belong to the pot and
-        # must go to the winner"): its subject is the earlier clause's, the first noun of that clause
-        return _coordinated_subject(pieces[-3], names, public)
-    return bool(words) and _of_problem(words[-1], names, public)
-
-
-def _generic_norm(hint: str, found: re.Match[str], names: frozenset[str]) -> bool:
-    """At L5, whether a modal's subject is generic, "an event", "every car", "any reading" (an indefinite or
-    universal determiner, then a noun that is neither the program's name nor a construct of code), and its clause
-    names nothing of the program: a thing of the problem's world whether or not the statement uses the word, so the
-    obligation, whatever its verb ("an event should only change the occupancy if ..."), is a norm over that world,
-    the invariant L5 gives (revision 18). Below L5 a change verb keeps it a direction ("Each sailing should reset
-    the seat count")."""
-    subject = _GENERIC_SUBJECT.search(_SUBJECT_SPLIT.split(hint[:found.start()])[-1] or "")
-    if subject is None:
-        return False
-    rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    noun = subject.group(1)
-    return (noun not in names and noun.lower() not in _CODE_NOUNS and _stem(noun) not in _CODE_NOUNS
-            and not any(word in names and len(word) >= 2 for word in _code_words(rest)))
-
-
-def _patched(hint: str, found: re.Match[str]) -> bool:
-    """Whether a modal's "be" gives an exact value to a statement the hint quoted before it ("The bug is in
-    `lo, hi = 1, n - 1`. The upper bound should be n itself."): a change in words, a direction whatever its subject
-    (revision 18; :func:`.leakage_concept.patched_value`)."""
-    be = re.search(r"\bbe\b", found.group())
-    return be is not None and patched_value(hint, found.start() + be.end())
-
-
-#: revision 18: a clause's subject made generic by its determiner, just before the modal ("an event should")
-_GENERIC_SUBJECT: Final = re.compile(r"^\s*(?:a|an|each|every|any|no)\s+([a-z]\w*)\s+(?:(?:also|still|only|always|"
-                                     r"just|never)\s+)?$", re.I)
-
-
-#: where the clause holding a modal's subject starts; the separator is kept (revision 17 reads "and")
-_SUBJECT_SPLIT: Final = re.compile(r"[.;:,!?()]|\s[-–—]+\s|\b(so|and|but|because|since|once|then|while|when|if|"
-                                   r"where)\b")
-
-
-def _code_words(text: str) -> list[str]:
-    """The words of ``text`` that may be the program's names: not a word used as a noun after a determiner ("the
-    current end", "a later row": the world's quantity, though the program also calls a variable so; revision 17),
-    unless a construct of code follows it ("the end variable"). A bare or quoted name ("must become start + d",
-    "`end`") stays."""
-    common = {m.group(1) for m in re.finditer(r"\b(?:the|a|an|each|every|this|that|its|their)\s+(?:[a-z]+\s+)?"
-                                              r"([a-z]+)\b(?!`)(?:\s+(\w+))?", text)
-              if (m.group(2) or "").lower() not in _CODE_NOUNS}
-    return [w for w in re.findall(r"`[^`]*`|[A-Za-z_]\w*", text) if w not in common
-            for w in re.findall(r"[A-Za-z_]\w*", w)]
-
-
-def _coordinated_subject(clause: str, names: frozenset[str], public: frozenset[str]) -> bool:
-    """Whether the subject of ``clause`` (its first word past determiners) is a thing of the problem, and no code
-    span or program-only name stands before its verb."""
-    words = [w for w in re.findall(r"[A-Za-z_]\w*", clause) if w.lower() not in _SKIPPED | _DETERMINER]
-    return bool(words) and _of_problem(words[0], names, public) and "`" not in clause.split(words[0], 1)[0]
-
-
 def _asked_expression(found: str, names: frozenset[str]) -> bool:
     """Whether a modal's "be <operand> <operator> ..." asks for an expression: its first operand is a
     program name or a number ("should be (a - 1) // k"), not a word ("has to be complete - 3 rows")."""
@@ -442,13 +345,13 @@ def _asked_expression(found: str, names: frozenset[str]) -> bool:
 def _reasoned(verb: str, sentence: str, names: frozenset[str], public: frozenset[str]) -> bool:
     """Whether an imperative only tells how to see a thing of the problem ("Treat the polygon as closed"),
     not what to change in the program ("Treat cur as a string")."""
-    if verb.lower() not in _REASONING:
+    if verb.lower() not in REASONING:
         return False
     found = re.search(rf"\b{re.escape(verb)}\s+((?:[\w'-]+\s+){{1,4}}?)as\b", sentence)
     if not found:
         return False
     words = [w for w in re.findall(r"[A-Za-z_]\w*", found.group(1)) if w.lower() not in ("the", "a", "an", "each", "every")]
-    return bool(words) and all(_of_problem(w, names, public) for w in words)
+    return bool(words) and all(of_problem(w, names, public) for w in words)
 
 
 #: after a modal, a verb that changes a program ("must reset", "should be appended"), not one that says what
@@ -473,7 +376,7 @@ def _statement_of_what_holds(hint: str, found: re.Match[str], names: frozenset[s
     (``_CODE_CHANGE``, not negated), its subject is the programmer or the program, or its clause names a
     program identifier (its subject: one that is not also a word of the problem, "day")."""
     rest = re.split(r"[.;:!?]", hint[found.end():], maxsplit=1)[0]
-    if any(word in names and len(word) >= 2 for word in _code_words(rest)):
+    if any(word in names and len(word) >= 2 for word in code_words(rest)):
         return False
     # a correction by contrast picks the program's way against another: "ought to be the right operand, not
     # the left", "test for upper case rather than for letters", "must begin at 1 instead"
@@ -484,7 +387,7 @@ def _statement_of_what_holds(hint: str, found: re.Match[str], names: frozenset[s
     if ({w.lower() for w in subject} & _PROGRAM_MODAL_SUBJECT
             or any(w in names and len(w) >= 2 and w.lower() not in public for w in subject)):
         return False
-    modal = _MODAL.match(found.group())
+    modal = MODAL.match(found.group())
     after = found.start() + (modal.end() if modal else 0)
     negated = re.match(r"\s+(?:never|not)\b", hint[after:])
     # a passive on a thing of the problem ("padding has to be added at the high-order end") says what the
@@ -536,18 +439,18 @@ def direction_reasons(hint: str, names: frozenset[str] = frozenset(), public: fr
     found = next((m for m in _DIRECTION.finditer(hint) if not _DESCRIBED_CHOICE.search(hint, 0, m.start())
                   and not _observed_against_norm(hint, m)
                   and not (m.group().lower().startswith("instead") and _PROGRAM_DOES.search(hint, 0, m.start()))
-                  and not (_MODAL.match(m.group()) and not _patched(hint, m) and (_problem_subject(hint, m, names, public)
-                                                       or (level >= 5 and _generic_norm(hint, m, names))
+                  and not (MODAL.match(m.group()) and not patched_modal(hint, m) and (problem_subject(hint, m, names, public)
+                                                       or (level >= 5 and generic_norm(hint, m, names))
                                                        or not _asked_expression(m.group(), names)
                                                        or (level >= 5 and _asked_expression(m.group(), names)
                                                            and not re.search(r"\bbe\s+\S+\s*[-+*/%<>=]", m.group())
                                                            and _statement_of_what_holds(hint, m, names, public))))),
                  None)
-    if found and not (level == 1 and _MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
+    if found and not (level == 1 and MODAL.match(found.group()) and _expected_at_l1(hint, found, names)):
         reasons.append(f"direction: repair phrasing {found.group()[:30]!r}")
     elif not found and level > 1:
         # revision 18: an exact value asked for a statement quoted before it, "should be n itself", is a change
-        patch = next((m for m in _VALUE_MODAL.finditer(hint) if _patched(hint, m)), None)
+        patch = next((m for m in _VALUE_MODAL.finditer(hint) if patched_modal(hint, m)), None)
         if patch:
             reasons.append(f"direction: a value asked for a quoted statement {patch.group()[:30]!r}")
     return reasons
@@ -601,13 +504,12 @@ _FAULT_ADJECTIVES: Final = frozenset({"wrong"})
 #: revision 16: at L5, what an imperative asks to keep or see that is the concept: an invariant, a rule
 _KEPT_CONCEPT: Final = re.compile(r"\b(?:keep|maintain|preserve|hold)\s+(?:the\s+|this\s+|an\s+)?"
                                   r"(?:invariant|property|rule|definition|condition\s+that)\b", re.I)
-_DETERMINER: Final = frozenset("the a an this that these those each every all your its their it them my our".split())
 
 
 def _noun_phrase_after(verb: str, sentence: str) -> bool:
     """Whether ``verb`` heads a noun phrase (no determiner follows: "Wrong room numbers"), not an object."""
     found = re.search(rf"\b{re.escape(verb)}\s+([A-Za-z]+)", sentence)
-    return found is not None and found.group(1).lower() not in _DETERMINER
+    return found is not None and found.group(1).lower() not in DETERMINER
 
 
 def _held_at_l5(verb: str, sentence: str, names: frozenset[str], public: frozenset[str], level: int) -> bool:
@@ -620,7 +522,7 @@ def _held_at_l5(verb: str, sentence: str, names: frozenset[str], public: frozens
     if _KEPT_CONCEPT.search(sentence):
         return True
     clause = re.split(r"[:;,]", sentence, maxsplit=1)[0]
-    if verb.lower() in _REASONING:
+    if verb.lower() in REASONING:
         found = re.search(rf"\b{re.escape(verb)}\s+((?:[\w'/-]+\s+){{1,5}}?)as\s+(?:a|an)\b", clause)
         if not found:
             return False
@@ -628,8 +530,8 @@ def _held_at_l5(verb: str, sentence: str, names: frozenset[str], public: frozens
         # a multiple ..." (a program name used bare) or "the periods list" (a construct of code) is the program
         words = re.findall(r"[A-Za-z_]\w*", found.group(1))
         return (bool(words) and not _program_only(found.group(1), names, public)
-                and not any(w.lower() in _CODE_NOUNS for w in words)
-                and (words[0].lower() in _DETERMINER or not any(w in names for w in words)))
+                and not any(w.lower() in CODE_NOUNS for w in words)
+                and (words[0].lower() in DETERMINER or not any(w in names for w in words)))
     return (sentence.lstrip().startswith(verb) and _noun_phrase_after(verb, sentence)
             and bool(re.search(r"\b(?:is|are|equals|means)\b", clause))
             # names read as words ("total time"), but no code: a span, an operator, a name only code writes

@@ -694,8 +694,11 @@ def execute(prog, gate=None, held=None):
         g = {"__name__": "__main__" if prog.kind == "stdio" else "solution",
              "__builtins__": builtins}
         if held is not None:
-            # a resident child's: the namespace and the returned value outlive the test, as
-            # in a child of its own that ends by os._exit (no finalizer runs after the report)
+            # a resident child's: the namespace outlives the test, as in a child of its own
+            # that ends by os._exit (no finalizer of a stdin program's runs after its report;
+            # a namespace with a function in it is a cycle, frozen anyway). Not the decoded
+            # arguments nor the returned value: held, their memory (a 16 MB argument) was
+            # room the kernel could take back under a later test's limit (an MLE alone passed)
             held.append(g)
         if prog.kind == "call":
             # fd 0 is the test's sealed memory file: one read of its size (a read of
@@ -708,8 +711,6 @@ def execute(prog, gate=None, held=None):
                     chunks.append(chunk)
                 data = b"".join(chunks)
             args, kwargs = json.loads(data)
-            if held is not None:
-                held.append((args, kwargs))
         if trace is not None:
             sys.settrace(trace)
         start_all = _clock_gettime(_PROCESS_CLOCK)
@@ -727,8 +728,6 @@ def execute(prog, gate=None, held=None):
                 if not callable(fn):
                     raise NameError(f"entry point {prog.entry!r} is not defined")
                 value = fn(*args, **kwargs)
-                if held is not None:
-                    held.append(value)
                 if gate is not None:
                     gate.armed = False
                 _work(report, start, start_all)
