@@ -37,6 +37,7 @@ marshal; the child's report is untrusted and stays opaque bytes here (the pool
 decodes it as JSON).
 """
 
+import _io
 import _thread
 import array  # noqa: F401
 import atexit
@@ -49,7 +50,7 @@ import collections  # noqa: F401
 import copy  # noqa: F401
 import errno
 import fcntl
-import functools  # noqa: F401
+import functools
 import gc
 import heapq  # noqa: F401
 import io
@@ -722,7 +723,7 @@ def execute(prog, gate=None, held=None):
                 exec(prog.code, g)
             finally:
                 if prog.kind == "stdio":
-                    _program_exit(g)
+                    _program_exit(g, filename, held)
             if prog.kind == "call":
                 fn = g.get(prog.entry)
                 if not callable(fn):
@@ -771,7 +772,9 @@ def execute(prog, gate=None, held=None):
         try:
             stream.flush()
         except BaseException as exc:
-            if "exc" not in report:
+            # (a stdin program's end flushed sys.stdout and sys.stderr and failed on their
+            # errors, as the interpreter's does; what its sys.__std*__ are is not its failure)
+            if "exc" not in report and prog.kind != "stdio":
                 report["exc"] = exception_name(exc)
                 status = status or 1
     if prog.trace:
@@ -780,30 +783,37 @@ def execute(prog, gate=None, held=None):
     return status
 
 
-def _program_exit(namespace):
-    """What the interpreter does when a program ends, which a child's ``os._exit`` skips:
-    wait for the threads it left that are not daemons (``threading.Thread(target=main)
-    .start()`` without a join, the deep-recursion opening), run its ``atexit`` handlers
-    (a fast-output idiom writes its buffer there; the next test must not find them), and
-    flush the files it opened for writing that its namespace still holds (``out =
-    open(1, 'w')``: the namespace is a cycle, and its finalizer would never run). On the
-    program's time, the gate armed, as the interpreter's exit is."""
+def _program_exit(namespace, filename, held=None):
+    """What the interpreter does when a program ends, which a child's ``os._exit`` skips,
+    in its order: ``threading``'s exit hooks, then the join of the threads it left that are
+    not daemons (``threading.Thread(target=main).start()`` without a join, the
+    deep-recursion opening); its ``atexit`` handlers (a fast-output idiom writes its buffer
+    there); ``sys.stdout`` and ``sys.stderr`` flushed; the standard streams put back from
+    ``sys.__std*__`` (a replacement dropped there finalizes); then the files it opened that
+    its namespace holds are flushed, as the namespace's teardown would (``out = open(1,
+    'w')``: a namespace with a function in it is a cycle, never torn down). What a resident
+    child's next test must not find (the hooks the program's own code registered, and its
+    handlers) is cleared, those hooks kept in ``held``; a library's (concurrent.futures',
+    registered once at its import, which a later test does not repeat) stays. On the program's time, the gate armed, as the interpreter's exit
+    is. An exception a hook raises is printed and the end goes on, as the interpreter's;
+    a standard stream whose flush raises fails the program (its exit status is 120)."""
     threading = sys.modules.get("threading")
+    futures = sys.modules.get("concurrent.futures.thread")
     if threading is not None:
         # the interpreter's threading._shutdown: its exit hooks first (concurrent.futures'
-        # wakes a ThreadPoolExecutor's idle workers, which would wait forever), then the
-        # join; both flags put back, so a later test in the child can start work again
-        hooks = getattr(threading, "_threading_atexits", [])
+        # wakes a ThreadPoolExecutor's idle workers, which would wait forever), then the join
+        hooks = list(getattr(threading, "_threading_atexits", []))
         if hooks:
             threading._SHUTTING_DOWN = True
-            try:
-                for hook in reversed(list(hooks)):
+            own = [hook for hook in hooks if _programs(hook, filename)]
+            threading._threading_atexits[:] = [hook for hook in hooks if all(hook is not o for o in own)]
+            if held is not None:
+                held.append(own)
+            for hook in reversed(hooks):
+                try:
                     hook()
-            finally:
-                threading._SHUTTING_DOWN = False
-                futures = sys.modules.get("concurrent.futures.thread")
-                if futures is not None:
-                    futures._shutdown = False
+                except BaseException as exc:
+                    _ignored(exc)
         current = threading.current_thread()
         for thread in threading.enumerate():
             if thread is not current and not thread.daemon:
@@ -817,30 +827,53 @@ def _program_exit(namespace):
             # (its _shutdown): a resident child's next test must have working ones
             weakref.finalize._shutdown = False
             weakref.finalize._registered_with_atexit = False
-    # the standard streams before the program's own files, as the interpreter's exit does
-    # (flush_std_files, then the modules' teardown): ``out = open(1, 'w')`` beside ``print``.
-    # A stream whose flush raises fails the program (the interpreter exits with 120), once
-    # the rest of its end is done
+    # (put back only now: the atexit handlers ran in the interpreter's shutdown state)
+    if threading is not None:
+        threading._SHUTTING_DOWN = False
+        if futures is not None:
+            futures._shutdown = False
     failed = None
-    for stream in _open_streams():
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
         try:
-            stream.flush()
+            if stream is not None and not getattr(stream, "closed", False):
+                stream.flush()
         except BaseException as exc:
             failed = failed or exc
-    for value in _held_files(namespace):
-        try:
-            if not value.closed and value.writable():
-                value.flush()
-        except BaseException:
-            pass
-    # then its teardown puts the standard streams back from sys.__std*__: a replacement
-    # dropped there finalizes (one that writes what it kept when it goes)
     for name in ("stdin", "stdout", "stderr"):
         original = getattr(sys, f"__{name}__", None)
         if original is not None and getattr(sys, name, None) is not original:
             setattr(sys, name, original)
+    for value in _held_files(namespace):
+        try:
+            if not value.closed:
+                value.flush()
+        except BaseException:
+            pass
     if failed is not None:
         raise failed
+
+
+def _programs(hook, filename):
+    """Whether a ``threading`` exit hook is the program's: its function (``_register_atexit``
+    wraps it in a ``functools.partial``) is defined in the program, or is no Python function
+    (``print``): a library's is code of that library's file."""
+    func = hook.func if isinstance(hook, functools.partial) else hook
+    code = getattr(func, "__code__", None)
+    return code is None or code.co_filename == filename
+
+
+def _ignored(exc):
+    """What the interpreter prints for an exception it ignores at exit."""
+    try:
+        sys.stderr.write(f"Exception ignored in atexit callback: {exception_name(exc)}\n")
+    except BaseException:
+        pass
+
+
+#: the most objects :func:`_held_files` visits: a namespace's teardown reaches more, but the
+#: harness's walk must not cost a program with a wide object its time (1.3 us a value)
+_HELD_FILES_WALK = 10_000
 
 
 def _held_files(namespace):
@@ -848,21 +881,24 @@ def _held_files(namespace):
     method's object, an instance's or a class's attributes): what the interpreter's teardown
     frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
     'w')``). Modules are not entered (the standard streams are flushed apart), nor
-    containers; attributes are read without the program's ``__getattr__``."""
+    containers, nor ``__slots__``; attributes are read without the program's
+    ``__getattr__``, and at most :data:`_HELD_FILES_WALK` objects are visited."""
     seen = set()
     stack = [(value, 0) for value in list(namespace.values())]
-    while stack:
+    while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
         if id(value) in seen:
             continue
         seen.add(id(value))
-        if isinstance(value, io.IOBase):
+        if isinstance(value, _io._IOBase):
             yield value
             continue
         if depth >= 2 or isinstance(value, types.ModuleType):
             continue
         if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
             stack.append((value.__self__, depth + 1))
+            continue
+        if not type(value).__dictoffset__ and not isinstance(value, type):
             continue
         try:
             attributes = object.__getattribute__(value, "__dict__")
@@ -877,7 +913,8 @@ def _open_streams():
     and, where the program replaced those, ``sys.__stdout__`` and ``sys.__stderr__``; a stream
     the program closed is done (``sys.stdout.close()`` at the end is an ordinary ending)."""
     seen = []
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+    for stream in (getattr(sys, "stdout", None), getattr(sys, "stderr", None),
+                   getattr(sys, "__stdout__", None), getattr(sys, "__stderr__", None)):
         if stream is None or any(stream is s for s in seen):
             continue
         seen.append(stream)
@@ -1247,6 +1284,7 @@ def serve_resident(prog, before):
     ``before``: the interpreter's state at the child's start, taken in the zygote."""
     before.adopt()
     start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    room = _lowest_free_fd()
     gate = Gate()
     gate.install()
     while True:
@@ -1276,15 +1314,25 @@ def serve_resident(prog, before):
             before.restore()
             gate.install()
             gate.fired = gate.late = False
+            # a finished test that left files open (an event loop's selector, a held mmap's
+            # dup) would take them from every later test's RLIMIT_NOFILE: its child retires
+            leaked = _lowest_free_fd() > room
             os.write(5, b"d")
             if os.read(4, 1) != b"g":
                 return 0
-            if grown * 1024 > prog.memory // 2:
+            if grown * 1024 > prog.memory // 2 or leaked:
                 # the next test, handed over, is run again at once as a new child's first,
                 # with its whole budget (the zygote's path for a shared test that ends it)
                 return 0
         except BaseException:  # the program broke what this needs: end with its last test
             return status
+
+
+def _lowest_free_fd():
+    """The lowest file descriptor free in this process (what the next ``open`` gets)."""
+    fd = os.dup(0)
+    os.close(fd)
+    return fd
 
 
 # ----------------------------------------------------------------------------- worker
