@@ -815,9 +815,19 @@ def _program_exit(namespace, filename, held=None):
                 except BaseException as exc:
                     _ignored(exc)
         current = threading.current_thread()
-        for thread in threading.enumerate():
-            if thread is not current and not thread.daemon:
-                thread.join()
+        main = threading.main_thread()
+        # as threading._shutdown, the main thread is stopped before the join (a watcher that
+        # runs while main_thread().is_alive() ends with the program); back for a next test
+        stopped = current is main and getattr(main, "_is_stopped", True) is False
+        if stopped:
+            main._is_stopped = True
+        try:
+            for thread in threading.enumerate():
+                if thread is not current and not thread.daemon:
+                    thread.join()
+        finally:
+            if stopped:
+                main._is_stopped = False
     if atexit._ncallbacks():
         atexit._run_exitfuncs()
         atexit._clear()

@@ -7,8 +7,8 @@ child for a program's tests": each resident verdict is a child per test's
 (SandboxConfig(resident=False)), or the full limit's (loop_factor=0) where that is a timeout
 under the tight limit; never better than the full limit's; and, both ways, a stdin program
 ends as python's own exit would end it where the harness claims to. Each test is a finding of
-that attack (its docstring says what was seen) and failed on b841093; all but two (strict
-expected failures, open) are fixed in stop 33."""
+that attack (its docstring says what was seen) and failed on b841093; all but one (a strict
+expected failure, open) are fixed in stop 33."""
 
 from __future__ import annotations
 
@@ -275,11 +275,6 @@ async def test_a_file_in_an_instances_slot_is_flushed_as_under_python(resident: 
     assert [r.verdict for r in results] == [Verdict.AC] * 3, [r.stdout for r in results]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open, stop 33: the harness joins a stdin program's threads while its main thread is still "
-    "alive (it runs the harness), so a thread that waits for the main thread to end waits out "
-    "the wall limit: TLE both ways where python ends; marking the main thread stopped around the "
-    "join is the fix the attack suggested, not built"))
 @pytest.mark.parametrize("resident", [False, True])
 async def test_a_thread_that_waits_for_the_main_thread_to_end_lets_the_program_end(
         resident: bool) -> None:
