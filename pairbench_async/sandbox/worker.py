@@ -890,8 +890,8 @@ def _held_files(namespace):
     """The files a program's namespace holds, directly or up to two steps away (a bound
     method's object, an instance's or a class's attributes): what the interpreter's teardown
     frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
-    'w')``). Modules are not entered (the standard streams are flushed apart), nor
-    containers, nor ``__slots__``; attributes are read without the program's
+    'w')``, a file in an instance's ``__slots__``). Modules are not entered (the standard
+    streams are flushed apart), nor containers; attributes are read without the program's
     ``__getattr__``, and at most :data:`_HELD_FILES_WALK` objects are visited."""
     seen = set()
     stack = [(value, 0) for value in list(namespace.values())]
@@ -908,14 +908,33 @@ def _held_files(namespace):
         if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
             stack.append((value.__self__, depth + 1))
             continue
-        if not type(value).__dictoffset__ and not isinstance(value, type):
-            continue
+        if not isinstance(value, type):
+            stack.extend((v, depth + 1) for v in _slot_values(value))
+            if not type(value).__dictoffset__:
+                continue
         try:
             attributes = object.__getattribute__(value, "__dict__")
         except BaseException:
             continue
         if isinstance(attributes, (dict, types.MappingProxyType)):
             stack.extend((v, depth + 1) for v in list(attributes.values()))
+
+
+def _slot_values(value):
+    """What ``value`` holds in ``__slots__`` along its class's MRO, read through the slots'
+    member descriptors (no code of the program's runs; an unset slot is skipped)."""
+    out = []
+    for klass in type(value).__mro__:
+        names = type.__dict__["__dict__"].__get__(klass)  # (no metaclass's __getattr__)
+        if "__slots__" not in names:
+            continue
+        for descriptor in names.values():
+            if isinstance(descriptor, types.MemberDescriptorType):
+                try:
+                    out.append(descriptor.__get__(value, klass))
+                except BaseException:
+                    pass
+    return out
 
 
 def _open_streams():

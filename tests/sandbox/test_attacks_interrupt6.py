@@ -7,8 +7,7 @@ child for a program's tests": each resident verdict is a child per test's
 (SandboxConfig(resident=False)), or the full limit's (loop_factor=0) where that is a timeout
 under the tight limit; never better than the full limit's; and, both ways, a stdin program
 ends as python's own exit would end it where the harness claims to. Each test is a finding of
-that attack (its docstring says what was seen) and failed on b841093; all but one (a strict
-expected failure, open) are fixed in stop 33."""
+that attack (its docstring says what was seen) and failed on b841093; all are fixed in stop 33."""
 
 from __future__ import annotations
 
@@ -254,10 +253,6 @@ async def test_a_fastio_writer_the_namespace_holds_is_flushed_as_under_python(
     assert [r.verdict for r in results] == [Verdict.AC] * 3, [r.stdout for r in results]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open, stop 33: the harness's walk for a stdin program's files at its end (_held_files) reads "
-    "__dict__ attributes only, not __slots__; python's teardown flushes such a file, both ways here "
-    "lose its output (the same verdict resident and alone)"))
 @pytest.mark.parametrize("resident", [False, True])
 async def test_a_file_in_an_instances_slot_is_flushed_as_under_python(resident: bool) -> None:
     """FINDING (b841093, _held_files: "an instance's ... attributes"; both ways alike): an
