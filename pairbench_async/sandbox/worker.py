@@ -1165,6 +1165,9 @@ def _fresh_stream(spec, fd):
     return stream
 
 
+_STREAM_NAMES = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+
+
 class Interpreter:
     """What a test may change of the interpreter that the next test in a resident child
     must not find (each test's module namespace is fresh anyway): the standard streams
@@ -1209,6 +1212,8 @@ class Interpreter:
         self.switch = sys.getswitchinterval()
         decimal = sys.modules.get("decimal")
         self.decimal = decimal.getcontext().copy() if decimal is not None else None
+        #: the context a test starts with: one a test set in its place is held
+        self.context = decimal.getcontext() if decimal is not None else None
         warnings = sys.modules.get("warnings")
         self.warnings = list(warnings.filters) if warnings is not None else None
         self.cwd = os.getcwd()
@@ -1238,8 +1243,10 @@ class Interpreter:
         AC where a child of its own is WA)."""
         sys.settrace(None)
         sys.setprofile(None)
-        held = [s for s in (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__,
-                            sys.__stderr__) if s is not None and all(s is not m for m in self.made)]
+        # (``getattr``: a program may ``del sys.__stdout__``; read plainly, the restore raised
+        # and the child ended after every such test, a fork per test)
+        streams = (getattr(sys, name, None) for name in _STREAM_NAMES)
+        held = [s for s in streams if s is not None and all(s is not m for m in self.made)]
         builtins_changed = (len(builtins.__dict__) != len(self.builtins)
                             or not self.kept(builtins.__dict__, self.builtins))
         if builtins_changed:
@@ -1251,13 +1258,15 @@ class Interpreter:
         decimal = sys.modules.get("decimal")
         warnings = sys.modules.get("warnings")
         asyncio = sys.modules.get("asyncio")
-        if decimal is not None:
+        if decimal is not None and decimal.getcontext() is not self.context:
             held.append(decimal.getcontext())
         if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
             held.append(list(warnings.filters))
-        if asyncio is not None:
-            held.append(getattr(asyncio.events, "_event_loop_policy", None))
-        self.held.append(held)
+        policy = getattr(asyncio.events, "_event_loop_policy", None) if asyncio is not None else None
+        if policy is not None:
+            held.append(policy)
+        if held:
+            self.held.append(held)
         # the test's streams go first: its own file on fd 0 or 1 (``sys.stdin = open(0)``)
         # closes that fd when it goes, so the copies are put back after, and the fresh
         # streams made last, on open fds
@@ -1283,6 +1292,7 @@ class Interpreter:
             self.random.seed()
         if decimal is not None:
             decimal.setcontext(self.decimal.copy() if self.decimal is not None else decimal.Context())
+            self.context = decimal.getcontext()
         if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
             warnings.filters[:] = self.warnings
             mutated = getattr(warnings, "_filters_mutated", None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from pairbench_async.core.types import Limits, Program, Test, Verdict
-from tests.resident import cpu, run, within_the_promise
+from tests.resident import PID, children, cpu, run, within_the_promise
 
 LIMITS = Limits(time_limit=1.0, memory_limit_mb=256)
 
@@ -135,6 +135,18 @@ async def test_a_replaced_dunder_stdout_is_not_flushed_where_python_does_not(res
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.AC] * 3, [(r.verdict.value, r.stderr)
                                                               for r in results]
+
+
+async def test_a_deleted_dunder_stdout_keeps_its_resident_child() -> None:
+    """Stop 33's reread: ``Interpreter.restore`` read ``sys.__stdout__`` plainly, so after a
+    program's ``del sys.__stdout__`` the restore raised and the child ended after every test
+    (3 tests, 3 children; verdicts right, a fork per test). Read with ``getattr`` it goes on."""
+    program = Program(source=PID + DELETED)
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 4)]
+    results = await run(program, tests, LIMITS)
+    assert [r.verdict for r in results] == [Verdict.AC] * 3, [(r.verdict.value, r.stderr)
+                                                              for r in results]
+    assert children(results) == 1, [r.stderr for r in results]
 
 
 @pytest.mark.parametrize("resident", [False, True])
