@@ -890,11 +890,13 @@ def _held_files(namespace):
     """The files a program's namespace holds, directly or up to two steps away (a bound
     method's object, an instance's or a class's attributes): what the interpreter's teardown
     frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
-    'w')``, a file in an instance's ``__slots__``). Modules are not entered (the standard
-    streams are flushed apart), nor containers; attributes are read without the program's
-    ``__getattr__``, and at most :data:`_HELD_FILES_WALK` objects are visited."""
+    'w')``, a file in an instance's ``__slots__``, in a list, a dict, a closure or a
+    ``functools.partial``). Modules are not entered (the standard streams are flushed apart);
+    attributes are read without the program's ``__getattr__``, a container only of a builtin
+    type (whose iteration runs no code of the program's), and at most
+    :data:`_HELD_FILES_WALK` objects are visited or queued."""
     seen = set()
-    stack = [(value, 0) for value in list(namespace.values())]
+    stack = [(value, 0) for value in itertools.islice(list(namespace.values()), _HELD_FILES_WALK)]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
         if id(value) in seen:
@@ -908,6 +910,11 @@ def _held_files(namespace):
         if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
             stack.append((value.__self__, depth + 1))
             continue
+        held = _held_by(value)
+        if held is not None:
+            room = max(0, _HELD_FILES_WALK - len(seen) - len(stack))
+            stack.extend((v, depth + 1) for v in itertools.islice(held, room))
+            continue
         if not isinstance(value, type):
             stack.extend((v, depth + 1) for v in _slot_values(value))
             if not type(value).__dictoffset__:
@@ -918,6 +925,35 @@ def _held_files(namespace):
             continue
         if isinstance(attributes, (dict, types.MappingProxyType)):
             stack.extend((v, depth + 1) for v in list(attributes.values()))
+
+
+#: containers whose iteration is the interpreter's own (a subclass may run the program's code)
+_CONTAINERS = (list, tuple, set, frozenset, collections.deque)
+
+
+def _held_by(value):
+    """What a builtin container, a function's closure and defaults, or a ``functools.partial``
+    holds (an iterator that runs no code of the program's), else ``None``."""
+    kind = type(value)
+    if kind in _CONTAINERS:
+        return iter(value)
+    if kind is dict:
+        return itertools.chain(value.keys(), value.values())
+    if kind is types.FunctionType:
+        cells = value.__closure__ or ()
+        return itertools.chain(_cell_contents(cells), value.__defaults__ or (),
+                               (value.__kwdefaults__ or {}).values())
+    if kind is functools.partial:
+        return itertools.chain((value.func,), value.args, value.keywords.values())
+    return None
+
+
+def _cell_contents(cells):
+    for cell in cells:
+        try:
+            yield cell.cell_contents
+        except ValueError:  # an empty cell
+            pass
 
 
 def _slot_values(value):
