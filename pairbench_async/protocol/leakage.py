@@ -268,7 +268,7 @@ def _validate(text: str, level: int, problem: str, candidate_code: str, outputs:
     unquoted = text
     for fragment in sorted(set(quoted), key=len, reverse=True):
         unquoted = unquoted.replace(fragment, "the quote") if ELLIPSIS.search(fragment) else unquoted
-    code = code_reasons(worded, own_names) + structural_code_reasons(unquoted, problem, shape)
+    code = code_reasons(worded, own_names, level) + structural_code_reasons(unquoted, problem, shape)
     if level == 5:
         # revision 14: a formula in mathematics' notation states L5's rule, not code; revision 15: nor does a
         # generic idiom in placeholders ("`[x] * n` creates n references to the same x")

@@ -26,7 +26,10 @@ def test_a_span_after_a_label_framing_a_test_is_its_data() -> None:
     assert "code" not in rules("Scenario: `stock = {'rye': 8}`. Two orders of 5 rye are both accepted.", 2)
     # the same label before a statement, or no label, is still code
     assert "code" in rules("Failing tray: `load += count` runs before the check.", 2)
-    assert "code" in rules("The tray `R R _ / W _ _` with rye first gives 3 ovens.", 2)
+    # (revision 19: unlabelled, a tray picture is still data below L3, not code: it is no Python, and Table II's
+    # L2 reveals the failing input; this line asserted "code" for revision 16's class boundary)
+    assert "code" not in rules("The tray `R R _ / W _ _` with rye first gives 3 ovens.", 2)
+    assert "code" in rules("The tray `load = R + W` with rye first gives 3 ovens.", 2)
 
 
 def test_a_span_the_program_printed_or_should_print_is_output() -> None:
