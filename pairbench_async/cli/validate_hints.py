@@ -1,8 +1,9 @@
 """``python -m pairbench_async validate-hints SET``: the leakage validator against labelled hints.
 
-Prints the precision and recall of the rules (offline, always) and, with
+Prints the precision and recall of the validator's default (the learned reading with the rules' exact
+checks, :func:`..protocol.leakage.validate_hint`) and of the hand-written rules alone (offline, always) and, with
 ``--validator-model SPEC``, of the LLM judge alone (asked about every hint) and of
-the pipeline a run uses (the judge asked only about the hints the rules accept), per
+the pipeline a run uses (the judge asked only about the hints the validator accepts), per
 Table II boundary and overall (:mod:`..protocol.hint_labels` says how they count).
 ``--misses`` lists the hints each got wrong: wrongly accepted or rejected, or rejected for a
 boundary other than the labelled ones (each per-boundary FP and FN of the table). Exit 0 (the numbers are the finding).
@@ -26,6 +27,7 @@ from ..protocol.hint_labels import (
     parse_labelled_set,
     rule_prediction,
     score,
+    validator_prediction,
 )
 from ..protocol.judge import judge_messages, parse_verdict
 from ..protocol.leakage import JudgeVerdict
@@ -107,16 +109,19 @@ async def validate_hints_command(args: argparse.Namespace) -> int:
         raise ConfigError(f"{path}: cannot read the labelled set: {exc}") from None
     labelled = parse_labelled_set(lines, str(path))
     hints = labelled.hints
+    default = {h.id: validator_prediction(h, labelled.tasks[h.task]) for h in hints}
     rules = {h.id: rule_prediction(h, labelled.tasks[h.task]) for h in hints}
-    results: dict[str, dict[str, frozenset[str]]] = {"rules": rules}
+    results: dict[str, dict[str, frozenset[str]]] = {
+        "validator (the default: the learned reading and the rules' exact checks)": default,
+        "rules (the hand-written rules alone)": rules}
     verdicts: dict[str, JudgeVerdict] = {}
     usage: dict[str, int] = {}
     if args.validator_model:
         verdicts, usage = await _judge_all(labelled, args.validator_model, args)
         judge = {h.id: judge_prediction(verdicts[h.id]) for h in hints}
         results[f"judge {args.validator_model}"] = judge
-        results["rules + judge (a run: the judge sees what the rules accept)"] = {
-            h.id: rules[h.id] or judge[h.id] for h in hints}
+        results["validator + judge (a run: the judge sees what the validator accepts)"] = {
+            h.id: default[h.id] or judge[h.id] for h in hints}
     scored = {name: score(hints, predicted) for name, predicted in results.items()}
     malformed = sum(1 for v in verdicts.values() if v.verdict == "malformed")
     # a miss: rejected or accepted wrongly, or rejected for a boundary other than the labelled ones

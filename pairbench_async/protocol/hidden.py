@@ -31,6 +31,10 @@ class ValidationPolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     min_item_chars: int = 6
     min_token_chars: int = 8
     max_chars: int = 1200
+    #: how Table II's boundaries are read: ``"learned"`` (the default) by the model trained on the labelled sets
+    #: (:mod:`.leakage_model`), with the rules' exact checks (a quote of hidden data, the length) and the rules'
+    #: reasons where they agree; ``"rules"`` by the hand-written rules alone
+    reading: Literal["learned", "rules"] = "learned"
 
     def __post_init__(self) -> None:
         if self.budget < 1:

@@ -26,7 +26,7 @@ import msgspec
 from ..core.errors import ConfigError
 from .boundaries import BOUNDARY_NAMES, BoundaryName, reserved
 from .evidence import Evidence
-from .leakage import HiddenData, JudgeVerdict, validate_hint
+from .leakage import HiddenData, JudgeVerdict, rule_reasons, validate_hint
 
 __all__ = [
     "LabelledHint",
@@ -36,6 +36,7 @@ __all__ = [
     "judge_prediction",
     "parse_labelled_set",
     "rule_prediction",
+    "validator_prediction",
     "score",
 ]
 
@@ -108,9 +109,19 @@ def parse_labelled_set(lines: Iterable[bytes | str], where: str = "labelled set"
 
 
 def rule_prediction(hint: LabelledHint, task: LabelledTask) -> frozenset[str]:
-    """The Table II boundaries the rules reject ``hint`` for (``other`` for any other rule)."""
-    reasons = validate_hint(hint.text, hint.level, Evidence(problem=task.problem), task.program,
-                            _hidden(task.reference))
+    """The Table II boundaries the hand-written rules alone reject ``hint`` for (``other`` for any other rule)."""
+    return _boundaries(rule_reasons(hint.text, hint.level, Evidence(problem=task.problem), task.program,
+                                    _hidden(task.reference)))
+
+
+def validator_prediction(hint: LabelledHint, task: LabelledTask) -> frozenset[str]:
+    """The Table II boundaries the validator's default (the learned reading with the rules' exact checks,
+    :func:`.leakage.validate_hint`) rejects ``hint`` for (``other`` for any other rule)."""
+    return _boundaries(validate_hint(hint.text, hint.level, Evidence(problem=task.problem), task.program,
+                                     _hidden(task.reference)))
+
+
+def _boundaries(reasons: list[str]) -> frozenset[str]:
     names = {reason.split(":", 1)[0] for reason in reasons}
     return frozenset({n for n in names if n in BOUNDARY_NAMES}
                      | ({"other"} if names - set(BOUNDARY_NAMES) else set()))

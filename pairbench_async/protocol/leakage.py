@@ -65,6 +65,7 @@ from typing import Final, Literal
 import msgspec
 
 from ..core.types import Message
+from .boundaries import reserved
 from .evidence import Evidence
 from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
@@ -72,7 +73,14 @@ from .leakage_concept import concept_reasons
 from .leakage_direction import direction_reasons
 from .leakage_examples import example_spans, expected_tail
 from .leakage_mechanisms import failing_class_reasons, held_value_reasons
-from .leakage_patterns import code_reasons, formula_reasons, idiom_reasons, location_reasons, program_names
+from .leakage_model import leakage_model
+from .leakage_patterns import (
+    code_reasons,
+    formula_reasons,
+    idiom_reasons,
+    location_reasons,
+    program_names,
+)
 from .leakage_quotes import quote_reasons
 from .leakage_reveals import input_pattern_reasons, state_reasons
 from .leakage_structure import (
@@ -83,7 +91,11 @@ from .leakage_structure import (
     quoted_spans,
     structural_code_reasons,
 )
-from .leakage_symptoms import without_expected_clauses, without_output_claims, without_output_sentences
+from .leakage_symptoms import (
+    without_expected_clauses,
+    without_output_claims,
+    without_output_sentences,
+)
 
 __all__ = [
     "HiddenData",
@@ -95,6 +107,7 @@ __all__ = [
     "hidden_quotes",
     "retry_messages",
     "review",
+    "rule_reasons",
     "validate_hint",
 ]
 
@@ -162,7 +175,66 @@ def validate_hint(
     hidden: HiddenData,
     policy: ValidationPolicy | None = None,
 ) -> list[str]:
-    """Why ``hint`` may not be given at ``level`` (empty list: it may).
+    """Why ``hint`` may not be given at ``level`` (empty list: it may), as ``policy.reading`` reads it.
+
+    ``"learned"`` (the default): the rules' exact checks (a quote of hidden data, the length, an empty hint)
+    and their readings never wrong on hints they had not seen (code written structurally: :data:`_NEVER_WRONG`)
+    always reject; Table II's boundaries are the model's (:mod:`.leakage_model`): a hint it reads as crossing
+    is rejected for the boundaries it names (the rules' reasons for those where the rules agree, else the
+    model's), and one it reads as clean is not rejected for a boundary the rules alone saw. On the newest
+    blind sets the rules alone fell to 0.77-0.82 precision; the model, chosen on sets it never trained on,
+    holds more (docs/PROTOCOL.md, "The learned reading"). ``"rules"``: :func:`rule_reasons`.
+    """
+    policy = policy or ValidationPolicy()
+    rules = rule_reasons(hint, level, evidence, candidate_code, hidden, policy)
+    if policy.reading == "rules" or not hint.strip():
+        return rules
+    model = leakage_model()
+    if model is None:
+        return rules
+    exact = [reason for reason in rules if _exact(reason)]
+    reading = model.read(hint.strip(), level, evidence.problem or "", candidate_code, hidden.reference)
+    if not model.crosses(reading):
+        return exact
+    open_ = [b for b in reserved(level) if b.name in reading.boundaries]
+    named = ([b for b in open_ if reading.boundaries[b.name] > 0.5]
+             or sorted(open_, key=lambda b: -reading.boundaries[b.name])[:1])
+    out = list(exact)
+    for b in named:
+        agreeing = [reason for reason in rules if reason.split(":", 1)[0] == b.name and reason not in out]
+        out += agreeing or [f"{b.name}: reads as revealing {b.what[:-1].lower()} (reserved for "
+                            + (f"L{b.level} and above" if b.level <= 6 else "no level")
+                            + f"; learned reading, {reading.boundaries[b.name]:.2f})"]
+    return out
+
+
+#: the rules' checks that need no reading: a quote of hidden data, the length, an empty hint
+_EXACT: Final = ("quote", "length", "empty")
+#: the rules' readings never wrong on hints their revision had not seen (``python -m bench.validator_record``,
+#: revisions 14-18 on fresh30-47: at least five flags, none on a clean hint): code written structurally, a named
+#: failing input. They reject whatever the model reads (a fenced block is code at every level).
+_NEVER_WRONG: Final = (
+    "code: fenced code block",
+    "code: statement line",
+    "code: assignment to the program",
+    "code: repeats code of the reference that the candidate",
+    "input_pattern: names the failing input",
+)
+
+
+def _exact(reason: str) -> bool:
+    return reason.split(":", 1)[0] in _EXACT or reason.startswith(_NEVER_WRONG)
+
+
+def rule_reasons(
+    hint: str,
+    level: int,
+    evidence: Evidence,
+    candidate_code: str,
+    hidden: HiddenData,
+    policy: ValidationPolicy | None = None,
+) -> list[str]:
+    """Why the hand-written rules reject ``hint`` at ``level`` (empty list: they do not).
 
     ``evidence.problem`` and ``candidate_code`` are what the candidate already sees;
     text found there is never a leak. The candidate outputs in ``evidence.tests`` (what the
@@ -351,7 +423,10 @@ def review(
 def _fallback(level: int, failure: str, evidence: Evidence, candidate_code: str, hidden: HiddenData,
               policy: ValidationPolicy) -> str:
     """The level's fixed hint, validated like any other: worded from the failure type's
-    vocabulary words, else from the generic symptom, else none (the empty text)."""
+    vocabulary words, else from the generic symptom, else none (the empty text). By the rules: these texts
+    are the project's own, filled from a closed vocabulary and carrying nothing of the instance, and the
+    learned reading, trained on hints about programs, misreads the L2 one (crossing read at 0.8)."""
+    policy = msgspec.structs.replace(policy, reading="rules")
     for text in (fallback_hint(level, failure), fallback_hint(level, "")):
         if not validate_hint(text, level, evidence, candidate_code, hidden, policy):
             return text

@@ -101,6 +101,10 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     #: project's masks by level, derived from what each level may reveal); see
     #: docs/PROTOCOL.md
     evidence_reading: EvidenceReading = "section-iv"
+    #: how the leakage validator reads Table II's boundaries: "learned" (default since stop 34: the model trained
+    #: on the labelled sets, with the rules' exact checks) or "rules" (the hand-written rules alone, as runs made
+    #: before it ran; :func:`..protocol.leakage.validate_hint`)
+    validator_reading: str = "learned"
     #: how the source papers' baselines run: ``paper`` (as FeedbackEval and When Benchmarks
     #: Talk ran them: their prompts, no leakage validator, recorded human reviews verbatim)
     #: or ``pairbench`` (the earlier PAIR-BENCH adaptation: validated feedback, PAIR-BENCH's
@@ -221,6 +225,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if self.evidence_reading not in EVIDENCE_READINGS:
             raise ConfigError(f"evidence-reading must be {' or '.join(EVIDENCE_READINGS)} "
                               f"(got {self.evidence_reading!r})")
+        if self.validator_reading not in ("learned", "rules"):
+            raise ConfigError(f"validator-reading must be learned or rules (got {self.validator_reading!r})")
         if self.after_deferral not in ("stay", "escalate", "reset"):
             raise ConfigError(f"after-deferral must be stay, escalate or reset (got {self.after_deferral!r})")
         if self.baselines not in BASELINE_MODES:
@@ -242,7 +248,7 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """The parameters a manifest records (a resume must match them). A reading left at
         its default is not written, so runs made before it existed resume unchanged.
 
-        ``baselines`` and ``evidence_reading`` are the other way round: a manifest written
+        ``baselines``, ``evidence_reading`` and ``validator_reading`` are the other way round: a manifest written
         before their default changed ran the baselines the ``pairbench`` way and the
         ``table-ii`` reading, so those values are the ones left unwritten (an old folder
         resumes as it ran; a new run records ``"baselines": "paper"`` and
@@ -254,6 +260,8 @@ class RunConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             readings["after_deferral"] = self.after_deferral
         if self.evidence_reading != "table-ii":
             readings["evidence_reading"] = self.evidence_reading
+        if self.validator_reading != "rules":
+            readings["validator_reading"] = self.validator_reading
         return {"turns": self.turns, "scenario_turns": self.scenario_turns,
                 "max_scenarios": self.max_scenarios, "min_scenario_size": self.min_scenario_size,
                 "representatives": self.representatives, "hint_budget": self.hint_budget,

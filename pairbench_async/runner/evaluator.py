@@ -492,7 +492,8 @@ class Evaluator:
         env = EpisodeEnv(evaluate=self._shared.evaluate, traces=self._traces_of, shapes=self._shapes_of,
                          hidden=self._hidden_of, emit=self._emitter(queue), lint=run_pylint,
                          view=self._view_of, policy=self.config.policy(),
-                         validation=ValidationPolicy(budget=self.config.hint_budget),
+                         validation=ValidationPolicy(budget=self.config.hint_budget,
+                                                     reading=self.config.validator_reading),  # type: ignore[arg-type]
                          temperature=self.config.temperature, max_tokens=self.config.max_tokens,
                          styles=tuple(self.config.prompt_styles), minimal_edit=self.config.minimal_edit,
                          baselines=self.config.baselines,

@@ -34,7 +34,7 @@ LEGACY_LOOP_RULE: dict[str, Any] = {"loop_factor": 10, "loop_floor": 0.005, "loo
 #: the ``params`` of a manifest that are :class:`RunConfig` fields
 _PARAMS = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives", "hint_budget",
            "temperature", "max_tokens", "prompt_styles", "minimal_edit", "obfuscate", "after_deferral",
-           "evidence_reading", "baselines")
+           "evidence_reading", "baselines", "validator_reading")
 
 
 class RecordedRun(msgspec.Struct, frozen=True):
@@ -73,6 +73,8 @@ def _config_of(manifest: RunManifest) -> dict[str, Any]:
     # the same for the evidence reading, written only when not "table-ii" (the default
     # before section-iv)
     config.setdefault("evidence_reading", "table-ii")
+    # and the validator's reading, written only when not "rules" (every run before stop 34 read by the rules)
+    config.setdefault("validator_reading", "rules")
     if manifest.options.get("model_config"):
         config["model_config"] = manifest.options["model_config"]
     return config
@@ -168,7 +170,7 @@ def _defaults() -> dict[str, Any]:
     return {"candidates": list(d.candidates), "feedback": d.feedback, "validator": None,
             "protocols": list(d.protocols), "runs": d.runs, "seed": d.seed, "limit": None, "skip_invalid": False,
             # readings a manifest records only when they are not the default
-            "after_deferral": d.after_deferral, "evidence_reading": "table-ii", **LEGACY_LOOP_RULE}
+            "after_deferral": d.after_deferral, "evidence_reading": "table-ii", "validator_reading": "rules", **LEGACY_LOOP_RULE}
 
 
 def _show(value: Any) -> str:

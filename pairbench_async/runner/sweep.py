@@ -41,7 +41,7 @@ __all__ = ["SWEEPABLE", "SettingRun", "SweepObserver", "SweepPoint", "grid_point
 #: The :class:`RunConfig` fields a grid may vary (their values decide a setting's numbers).
 SWEEPABLE: Final = ("turns", "scenario_turns", "max_scenarios", "min_scenario_size", "representatives",
                     "hint_budget", "feedback", "after_deferral",
-                    "evidence_reading")
+                    "evidence_reading", "validator_reading")
 
 
 class SweepPoint(msgspec.Struct, frozen=True):

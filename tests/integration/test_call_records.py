@@ -51,8 +51,10 @@ async def test_every_call_keeps_its_messages_and_raw_reply(tmp_path: Path) -> No
     candidate = Client("cand", lambda n: f"Reply {n}.\n```python\nw = input()\nprint(w, len(w) + {n})\n```")
     feedback = Client("fb", lambda n: f"Draft {n}: look at the length you print.")
     judge = Client("judge", _judge)
+    # (the rules' reading: its scripted hint, "look at the length you print", is one the rules accept and the
+    # judge is then asked about; the learned reading rejects it, and no judge call would be made to record)
     config = RunConfig(candidates=["cand"], feedback="fb", validator="judge", turns=3, hint_budget=3,
-                       protocols=["pair", "selfcritique"])
+                       protocols=["pair", "selfcritique"], validator_reading="rules")
     async with Evaluator(config, models={"cand": candidate, "fb": feedback, "judge": judge},
                          out_dir=tmp_path / "run", trace_cache=TraceCache(tmp_path / "tc")) as ev:
         records = [r async for r in ev.run([INSTANCE])]

@@ -105,6 +105,10 @@ _CONTEXT = TurnContext(instance=_INSTANCE, program=PROGRAM, turn=1, level=1, tar
                        seed=0, protocol="pair")
 
 
+#: Table II's own L1 example hint: clean by construction, so every reading of the validator accepts it
+L1_CLEAN = HINT_LEVELS[0].example
+
+
 def _judge(io: _IO, text: str, level: int) -> JudgeVerdict | None:
     return asyncio.run(judge_hint(io, text, level=level, evidence=Evidence(problem=PROBLEM),
                                   candidate_code=PROGRAM, hidden=HIDDEN, context=_CONTEXT))
@@ -114,8 +118,10 @@ def test_the_judge_sees_only_what_the_rules_accept() -> None:
     io = _IO(['{"verdict": "reject", "boundary": "state", "reason": "says what is kept"}'])
     # the rules reject this L1 hint (an input pattern): the judge is never asked
     assert _judge(io, "The count is wrong when the input is empty.", 1) is None and io.asked == []
-    # the rules accept this one: the judge is asked once, with the L1 rubric
-    got = _judge(io, "The printed count of pairs is too small.", 1)
+    # the validator accepts this one (Table II's own L1 example): the judge is asked once, with the L1 rubric
+    # (until stop 33 the hint here was "The printed count of pairs is too small.", which the learned reading,
+    # the default since stop 34, rejects: a false positive of the model, crossing read at 0.61)
+    got = _judge(io, L1_CLEAN, 1)
     assert got == JudgeVerdict(verdict="reject", boundary="state", reason="says what is kept")
     assert len(io.asked) == 1 and "Hint written for level L1" in io.asked[0][1].content
 
@@ -126,7 +132,7 @@ def test_no_judge_no_call() -> None:
 
 
 def test_review_rejects_on_the_judges_word_and_records_every_verdict() -> None:
-    hint = "The printed count of pairs is too small."
+    hint = L1_CLEAN
     kw = dict(level=1, evidence=Evidence(problem=PROBLEM), candidate_code=PROGRAM, hidden=HIDDEN,
               failure="wrong_value")
     rejected = JudgeVerdict(verdict="reject", boundary="state", reason="it says what is kept")

@@ -19,7 +19,7 @@ from pairbench_async.protocol.leakage import (
     hidden_data,
     retry_messages,
     review,
-    validate_hint,
+    rule_reasons,
 )
 from pairbench_async.protocol.leakage_patterns import code_identifiers
 from pairbench_async.protocol.leakage_quotes import _grams, _shares_run
@@ -58,7 +58,7 @@ EVIDENCE = Evidence(problem=PROBLEM)
 
 
 def reasons(hint: str, level: int) -> list[str]:
-    return validate_hint(hint, level, EVIDENCE, CANDIDATE, HIDDEN)
+    return rule_reasons(hint, level, EVIDENCE, CANDIDATE, HIDDEN)
 
 
 def rules(hint: str, level: int) -> set[str]:
@@ -320,7 +320,7 @@ def test_the_fallback_hint_is_validated_like_any_other(hidden_input: str, failur
                         failure=failure, policy=ValidationPolicy(budget=1))
     assert outcome is not None and outcome.fallback and outcome.text == given
     if given:
-        assert validate_hint(given, 1, EVIDENCE, CANDIDATE, hidden) == []
+        assert rule_reasons(given, 1, EVIDENCE, CANDIDATE, hidden) == []
 
 
 def test_review_asks_for_another_attempt_within_budget() -> None:
@@ -363,9 +363,9 @@ def test_quotes_from_the_head_of_a_huge_input_are_caught() -> None:
     big = " ".join(str(1_000_003 * i % 999_983) for i in range(40_000))
     data = HiddenData(inputs=(big,), outputs=("1\n",), reference="print(1)\n")
     leak = f"It fails on {big[100:160]} and similar inputs."
-    assert "quote" in {r.split(":")[0] for r in validate_hint(leak, 2, EVIDENCE, "", data)}
+    assert "quote" in {r.split(":")[0] for r in rule_reasons(leak, 2, EVIDENCE, "", data)}
     clean = "The answer is too small when the input holds many large values."
-    assert validate_hint(clean, 2, EVIDENCE, "", data) == []
+    assert rule_reasons(clean, 2, EVIDENCE, "", data) == []
 
 
 def test_verdicts_are_memoised_per_hidden_data_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -381,23 +381,23 @@ def test_verdicts_are_memoised_per_hidden_data_and_bounded(monkeypatch: pytest.M
 
     monkeypatch.setattr(leakage, "_validate", counting)
     leaky = "Print 1234567 when the word secretword appears."
-    first = validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden)
+    first = rule_reasons(leaky, 2, EVIDENCE, CANDIDATE, hidden)
     assert first and any("token of hidden test data" in r for r in first)
     # the same question again (the episode re-checking the model's accepted draft): a lookup
-    assert validate_hint(f"  {leaky}\n", 2, EVIDENCE, CANDIDATE, hidden) == first
+    assert rule_reasons(f"  {leaky}\n", 2, EVIDENCE, CANDIDATE, hidden) == first
     assert calls == [leaky]
     # any input of the verdict changes the question
-    validate_hint(leaky, 6, EVIDENCE, CANDIDATE, hidden)
-    validate_hint(leaky, 2, EVIDENCE, CANDIDATE + "\n", hidden)
-    validate_hint(leaky, 2, Evidence(problem=PROBLEM + " 1234567"), CANDIDATE, hidden)
-    validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden, ValidationPolicy(min_token_chars=30))
+    rule_reasons(leaky, 6, EVIDENCE, CANDIDATE, hidden)
+    rule_reasons(leaky, 2, EVIDENCE, CANDIDATE + "\n", hidden)
+    rule_reasons(leaky, 2, Evidence(problem=PROBLEM + " 1234567"), CANDIDATE, hidden)
+    rule_reasons(leaky, 2, EVIDENCE, CANDIDATE, hidden, ValidationPolicy(min_token_chars=30))
     assert len(calls) == 5
     # a returned list is the caller's to change; the memo keeps its own copy
     first.clear()
-    assert validate_hint(leaky, 2, EVIDENCE, CANDIDATE, hidden)
+    assert rule_reasons(leaky, 2, EVIDENCE, CANDIDATE, hidden)
     # bounded: it never holds more than its size
     for i in range(leakage._MEMO_SIZE + 10):
-        validate_hint(f"The program fails case {i}.", 1, EVIDENCE, CANDIDATE, hidden)
+        rule_reasons(f"The program fails case {i}.", 1, EVIDENCE, CANDIDATE, hidden)
     assert len(hidden.verdicts) <= leakage._MEMO_SIZE
 
 
@@ -594,7 +594,7 @@ def test_the_reviewers_rewordings_are_caught(hint: str, level: int, boundary: st
 def test_quotes_survive_case_separators_invisible_characters_and_lines(hint: str) -> None:
     hidden = HiddenData(inputs=("quick brown foxes jump\n", "3\n4 8 15 16\n7 1000000\n"), outputs=("9\n",),
                         reference="print(9)\n")
-    got = validate_hint(hint, 6, Evidence(problem="Sum numbers."), "print(0)\n", hidden)
+    got = rule_reasons(hint, 6, Evidence(problem="Sum numbers."), "print(0)\n", hidden)
     assert any(r.startswith("quote") for r in got), (hint, got)
 
 
@@ -618,7 +618,7 @@ ECHO_PROBLEM = Evidence(problem="Print the sum of the two numbers after the labe
     ],
 )
 def test_re_encoded_hidden_inputs_are_quotes(hint: str) -> None:
-    found = [r for r in validate_hint(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) if r.startswith("quote")]
+    found = [r for r in rule_reasons(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) if r.startswith("quote")]
     assert found, hint
     assert not any(s in " ".join(found).lower() for s in ("canary", "hhdb", "7731", "seven"))
 
@@ -630,13 +630,13 @@ def test_a_hint_may_not_quote_the_programs_output_on_a_hidden_test() -> None:
                           actual=f"{blob}\n")
     shown = Evidence(problem=ECHO_PROBLEM.problem, tests=(row,))
     hint = f"The program printed {blob} instead of the sum."
-    found = validate_hint(hint, 1, shown, "print(0)\n", ECHO_HIDDEN)
+    found = rule_reasons(hint, 1, shown, "print(0)\n", ECHO_HIDDEN)
     assert any("program's output on a hidden test" in r for r in found) and blob not in " ".join(found)
-    assert validate_hint(hint, 1, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []  # not shown: not known
+    assert rule_reasons(hint, 1, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []  # not shown: not known
     # the mark of a cut echo is not the program's, and short outputs are not quotes
     cut = msgspec.structs.replace(row, actual="[hidden]\n5958\n")
     fine = "The program printed [hidden] and a number one smaller than expected."
-    assert validate_hint(fine, 1, Evidence(problem=ECHO_PROBLEM.problem, tests=(cut,)), "print(0)\n",
+    assert rule_reasons(fine, 1, Evidence(problem=ECHO_PROBLEM.problem, tests=(cut,)), "print(0)\n",
                          ECHO_HIDDEN) == []
 
 
@@ -644,4 +644,4 @@ def test_re_encoding_adds_no_rejection_of_plain_words() -> None:
     for hint in (HINT_LEVELS[0].example, "The program adds one to a decade of values.",
                  "On some hidden tests the program produces a wrong value; the solution does not "
                  "respect a condition of the problem that holds for every valid input."):
-        assert validate_hint(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []
+        assert rule_reasons(hint, 6, ECHO_PROBLEM, "print(0)\n", ECHO_HIDDEN) == []

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 from pairbench_async.protocol.leakage_structure import candidate_quotes, program_shape
 
 CYCLE_PROBLEM = ("Given a directed graph with n nodes (0..n-1) and m edges u v, print YES if it contains a "
@@ -57,7 +57,7 @@ print("\\n".join(lines))
 
 def rules(hint: str, level: int, program: str = CYCLE, problem: str = CYCLE_PROBLEM,
           reference: str = "") -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 
@@ -153,7 +153,7 @@ _PIECES = [*"abcxyz ()[]=+-<>,.;:!?'\"`\n0123456789_", "Add", "Set ", "Reset", "
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join), st.integers(1, 6))
 def test_the_validator_never_raises(hint: str, level: int) -> None:
-    validate_hint(hint, level, Evidence(problem=CYCLE_PROBLEM), CYCLE, HiddenData(reference=CYCLE_REFERENCE))
+    rule_reasons(hint, level, Evidence(problem=CYCLE_PROBLEM), CYCLE, HiddenData(reference=CYCLE_REFERENCE))
 
 
 @pytest.mark.parametrize("hint", ["Add", "Add.", "Reset", "Print", "Change:", "Sort it. Add"])

@@ -6,7 +6,7 @@ own quantities in arithmetic; each with the neighbours that must stay code."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 from pairbench_async.protocol.leakage_structure import data_fragments, program_shape, quoted_spans
 
 STOCK_PROBLEM = ("Write a function restock(shelf, limit) that takes a list of item counts and tops each "
@@ -35,7 +35,7 @@ TILES = "n = int(input())\nboard = [['.'] * n] * n\nfor row in board:\n    print
 
 def rules(hint: str, level: int, program: str = STOCK, problem: str = STOCK_PROBLEM,
           reference: str = STOCK_REFERENCE) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

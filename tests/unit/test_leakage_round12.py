@@ -5,7 +5,7 @@ to name a place (a location, never code, unless the reference adds it or the hin
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 RISE_PROBLEM = ("Write a function longest_rise(temps) that returns the length of the longest run of strictly "
                 "increasing consecutive readings in the list temps (0 for an empty list).")
@@ -29,7 +29,7 @@ MOVED_REFERENCE = RISE.replace("            cur = 1\n        best = max(best, cu
 
 
 def rules(hint: str, level: int, reference: str = RISE_REFERENCE) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=RISE_PROBLEM), RISE, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=RISE_PROBLEM), RISE, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 
@@ -103,7 +103,7 @@ def test_the_problems_own_names_and_what_the_output_lacks_are_no_location_or_dir
     # the problem's function named at the start of a sentence is no imperative ("longest" / "count")
     count_problem = "Write count_rises(temps) returning how many readings are higher than the one before."
     count_program = "def count_rises(temps):\n    return sum(b >= a for a, b in zip(temps, temps[1:]))\n"
-    said = validate_hint("count_rises returns too many rises for some readings.", 1, Evidence(problem=count_problem),
+    said = rule_reasons("count_rises returns too many rises for some readings.", 1, Evidence(problem=count_problem),
                          count_program, HiddenData(reference=count_program.replace(">=", ">")))
     assert not [reason for reason in said if reason.startswith("direction")], said
     # what a result lacks or how data changes over time is the symptom

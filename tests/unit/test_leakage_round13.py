@@ -6,7 +6,7 @@ reject, so none of them can pass by the rule simply going quiet."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 CALC_PROBLEM = ("Write a function evaluate(tokens) that evaluates a postfix expression given as a list of tokens "
                 "(integers and the operators + - * /) with a stack, where / is integer division that truncates "
@@ -35,7 +35,7 @@ CALC_REFERENCE = CALC.replace("st.append(lhs // rhs)", "st.append(int(lhs / rhs)
 
 def rules(hint: str, level: int, problem: str = CALC_PROBLEM, program: str = CALC,
           reference: str = CALC_REFERENCE) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=problem), program, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

@@ -6,12 +6,12 @@ revision 13 rejected (so the test fails without the change) and a neighbour the 
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 
 def bare(hint: str, level: int) -> set[str]:
     """The rules that reject ``hint`` with no task at all (the wording classes alone)."""
-    reasons = validate_hint(hint, level, Evidence(problem=""), "", HiddenData(reference=""))
+    reasons = rule_reasons(hint, level, Evidence(problem=""), "", HiddenData(reference=""))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 
@@ -72,7 +72,7 @@ FINE_REFERENCE = FINE.replace("late // 7", "(late + 6) // 7")
 
 
 def rules(hint: str, level: int) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=FINE_PROBLEM), FINE, HiddenData(reference=FINE_REFERENCE))
+    reasons = rule_reasons(hint, level, Evidence(problem=FINE_PROBLEM), FINE, HiddenData(reference=FINE_REFERENCE))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

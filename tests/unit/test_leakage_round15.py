@@ -6,12 +6,12 @@ without the change) and a neighbour the rule must still reject."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 
 def bare(hint: str, level: int, program: str = "") -> set[str]:
     """The rules that reject ``hint`` (with the candidate's ``program``, if any, and no reference)."""
-    reasons = validate_hint(hint, level, Evidence(problem=""), program, HiddenData(reference=""))
+    reasons = rule_reasons(hint, level, Evidence(problem=""), program, HiddenData(reference=""))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 
@@ -55,7 +55,7 @@ REFERENCE = CANDIDATE.replace("    fare = round(rate)\n    fare = fare * adults 
 
 
 def judged(hint: str, level: int) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=""), CANDIDATE, HiddenData(reference=REFERENCE))
+    reasons = rule_reasons(hint, level, Evidence(problem=""), CANDIDATE, HiddenData(reference=REFERENCE))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

@@ -6,7 +6,7 @@ change) and a neighbour the rule must still reject."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 PROBLEM = ("Read the day's orders (a customer, a loaf kind and a count) and print, for each oven, the loaves it "
            "bakes; `bake_plan(orders)` returns the plan. Each oven holds at most 12 loaves.")
@@ -17,7 +17,7 @@ PROGRAM = ("def bake_plan(orders):\n    plan = {}\n    load = 0\n    for who, ki
 
 def rules(hint: str, level: int, problem: str = PROBLEM, program: str = PROGRAM) -> set[str]:
     """The rules that reject ``hint`` (no reference)."""
-    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData(reference=""))
+    reasons = rule_reasons(hint, level, Evidence(problem=problem), program, HiddenData(reference=""))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

@@ -6,7 +6,7 @@ change) and a neighbour the rule must still reject."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 PROBLEM = ("A ferry has several decks of equal length. Read the cars' lengths in the order they queue and print, "
            "for each deck, the cars it carries; `board(cars, size)` returns the cars that fit on one deck, in "
@@ -22,7 +22,7 @@ REFERENCE = ("from collections import deque\n\n\ndef board(cars, size):\n    que
 
 def rules(hint: str, level: int, reference: str = "") -> set[str]:
     """The rules that reject ``hint`` (with ``reference`` as the hidden correct program)."""
-    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

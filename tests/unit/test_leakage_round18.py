@@ -8,7 +8,7 @@ rules must still reject."""
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 PROBLEM = ("A greenhouse waters its beds in rounds, two beds at a time. Read the beds' names, one a line; with an "
            "odd number of beds a spare bed is added. Print each round's pairs, and print each bed's water after "
@@ -25,7 +25,7 @@ REFERENCE = ("import sys\n\n\ndef main():\n    beds = [line.strip() for line in 
 
 def rules(hint: str, level: int, reference: str = REFERENCE) -> set[str]:
     """The rules that reject ``hint`` (with ``reference`` as the hidden correct program)."""
-    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=reference))
+    reasons = rule_reasons(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=reference))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

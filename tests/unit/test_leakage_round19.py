@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 from pairbench_async.protocol.leakage_patterns import writes_python
 
 PROBLEM = ("A ferry loads cars into lanes in arrival order. Read the lane length and the cars' lengths; print for "
@@ -24,7 +24,7 @@ REFERENCE = PROGRAM.replace("lanes[i] + c < lane", "lanes[i] + c <= lane")
 
 
 def rules(hint: str, level: int) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=REFERENCE))
+    reasons = rule_reasons(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData(reference=REFERENCE))
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

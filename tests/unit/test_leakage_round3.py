@@ -5,7 +5,7 @@ expression at L4, the paper's own hedged L1 guess, a description of the program 
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 GRAPH_PROBLEM = "Given an undirected graph with n vertices and m edges, print how many vertices vertex 1 can reach."
 GRAPH = """\
@@ -31,7 +31,7 @@ ROOT = "n = int(input())\nprint(int(n ** (1 / 3)))\n"
 
 
 def rules(hint: str, level: int, program: str = GRAPH, problem: str = GRAPH_PROBLEM) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=problem), program, HiddenData())
+    reasons = rule_reasons(hint, level, Evidence(problem=problem), program, HiddenData())
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

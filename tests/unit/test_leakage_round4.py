@@ -5,14 +5,14 @@ L1, a description of the program at L3, the offline rules model's own wordings).
 from __future__ import annotations
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 
 PROBLEM = "Given n and then n integers, print the sum of the positive ones."
 PROGRAM = "n = int(input())\ntotal = 0\nfor x in map(int, input().split()):\n    total += x\nprint(total)\n"
 
 
 def rules(hint: str, level: int) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData())
+    reasons = rule_reasons(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData())
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pairbench_async.protocol.evidence import Evidence
-from pairbench_async.protocol.leakage import HiddenData, validate_hint
+from pairbench_async.protocol.leakage import HiddenData, rule_reasons
 from pairbench_async.protocol.leakage_grammar import (
     constructed_imperative,
     example_inputs,
@@ -20,7 +20,7 @@ PROGRAM = ("n = int(input())\na = list(map(int, input().split()))\nbest = 0\ncur
 
 
 def rules(hint: str, level: int) -> set[str]:
-    reasons = validate_hint(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData())
+    reasons = rule_reasons(hint, level, Evidence(problem=PROBLEM), PROGRAM, HiddenData())
     return {reason.split(":", 1)[0] for reason in reasons}
 
 

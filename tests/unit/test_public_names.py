@@ -19,6 +19,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "pairbench_async"
 #: the one-file script a sandbox worker runs (``python -c <its source>``): one file by design
 ONE_FILE_SCRIPTS = {"sandbox/worker.py"}
+#: modules of data written by a tool, not code (the learned reading's fitted model, bench.train_leakage_model)
+DATA_MODULES = {"protocol/leakage_model_data.py"}
 MAX_LINES = 600
 
 
@@ -160,7 +162,7 @@ def test_no_import_cycle() -> None:
 def test_no_module_is_over_600_lines_but_the_worker_script() -> None:
     long = {str(p.relative_to(PACKAGE)): n for p in MODULES.values()
             if (n := len(p.read_text().splitlines())) > MAX_LINES
-            and str(p.relative_to(PACKAGE)) not in ONE_FILE_SCRIPTS}
+            and str(p.relative_to(PACKAGE)) not in ONE_FILE_SCRIPTS | DATA_MODULES}
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
