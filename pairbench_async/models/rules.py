@@ -15,7 +15,7 @@ chosen is the one with most reference lines in ``context.target_lines`` (plus th
 evidence traces at L5-L6), else the first. The symptom and the input features are
 read from the evidence by :mod:`.rules_evidence`, the code by :mod:`.rules_code`. Each
 level has three wordings, tried in turn from ``context.attempt``; the first that passes
-``protocol.leakage.validate_hint`` at the level (default policy) is returned, so regeneration
+``protocol.leakage.validate_hint`` at the level (the run's policy, ``context.validation``; else the default) is returned, so regeneration
 gives a different text (if none passes, the attempt's own wording, which the caller's
 validator then rejects). With ``level=None`` (a baseline without level control) it
 writes an L6-style hint.
@@ -165,7 +165,7 @@ class RulesFeedback(ContextOnly):
         order = drafts[start:] + drafts[:start]
         level = context.level if context.level is not None else 6
         for draft in order:
-            if not validate_hint(draft, level, context.evidence, context.program, hidden):
+            if not validate_hint(draft, level, context.evidence, context.program, hidden, context.validation):
                 return draft
         return order[0]
 

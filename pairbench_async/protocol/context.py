@@ -16,7 +16,7 @@ import msgspec
 
 from ..core.types import Instance, Message, Usage
 from .evidence import Evidence
-from .leakage import HiddenData
+from .leakage import HiddenData, ValidationPolicy
 
 __all__ = ["TurnContext", "estimate_usage", "stable_seed"]
 
@@ -41,6 +41,8 @@ class TurnContext(msgspec.Struct, frozen=True, kw_only=True):
     #: the instance's hidden data, when the caller already holds it (it keeps the
     #: validator's per-instance index); rebuilt from ``instance`` otherwise
     hidden: HiddenData | None = None
+    #: the run's validation policy (its reading of Table II), for an offline model that validates its own drafts
+    validation: ValidationPolicy | None = None
 
 
 def stable_seed(*parts: object) -> int:

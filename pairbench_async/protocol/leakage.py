@@ -190,8 +190,6 @@ def validate_hint(
     if policy.reading == "rules" or not hint.strip():
         return rules
     model = leakage_model()
-    if model is None:
-        return rules
     exact = [reason for reason in rules if _exact(reason)]
     reading = model.read(hint.strip(), level, evidence.problem or "", candidate_code, hidden.reference)
     if not model.crosses(reading):

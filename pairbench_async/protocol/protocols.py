@@ -321,7 +321,7 @@ class Pair(Protocol):
         def context(attempt: int) -> TurnContext:
             return TurnContext(instance=turn.instance, program=turn.program, turn=step.turn, level=level,
                                target_lines=target_lines, evidence=evidence, attempt=attempt,
-                               seed=turn.seed, protocol=self.name, hidden=hidden)
+                               seed=turn.seed, protocol=self.name, hidden=hidden, validation=io.validation)
 
         outcome, _ = await reviewed_hint(io, build_feedback_prompt(level, evidence, evidence.scenario, reading),
                                           context,
@@ -461,7 +461,7 @@ class ModelWritten(Protocol):
         def context(attempt: int) -> TurnContext:
             return TurnContext(instance=turn.instance, program=turn.program, turn=turn.turn, level=None,
                                target_lines=[], evidence=evidence, attempt=attempt, seed=turn.seed,
-                               protocol=self.name, hidden=hidden)
+                               protocol=self.name, hidden=hidden, validation=io.validation)
 
         def reply(text: str) -> tuple[str, int]:
             text = self.shape(text)
@@ -510,7 +510,8 @@ class Human(ModelWritten):
     async def hint(self, turn: TurnInput, io: FeedbackIO) -> HintOutcome | None:
         recorded = self._recorded(turn, io)
         if recorded is not None and (io.paper or not validate_hint(
-                recorded.text, 6, Evidence(problem=turn.instance.problem), turn.program, io.hidden(turn.instance))):
+                recorded.text, 6, Evidence(problem=turn.instance.problem), turn.program, io.hidden(turn.instance),
+                io.validation)):
             return recorded
         outcome = await super().hint(turn, io)
         return None if outcome is None else msgspec.structs.replace(outcome, source="generated")
