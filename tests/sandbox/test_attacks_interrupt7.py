@@ -1,0 +1,126 @@
+"""Seventh attack on the resident child (after 096f047: a stdin program's end clears the threading
+exit hooks its own code registered, keeps a library's (``_programs``), prints a hook's error, marks
+the main thread stopped around the join, flushes files in ``__slots__``; a test that leaves the
+lowest free fd higher retires its child; only a stdin program's namespace is held).
+docs/PROTOCOL.md, "One child for a program's tests": each resident verdict is a child per test's
+(SandboxConfig(resident=False)), or the full limit's (loop_factor=0) where that is a timeout under
+the tight limit; never better than the full limit's. Each test is a finding of that attack (its
+docstring says what was seen) and fails on 096f047.
+
+Every finding here is one class: code an earlier test left for the interpreter to call later
+(a hook, a callback, a signal handler) runs in a later test of the same resident child and prints
+that test's expected answer, so a program that answers only its first test passes the second:
+resident AC where a child per test, and python, give WA. The re-run of a failing shared test
+cannot catch a pass. Each program registers its hook only for input ``a`` and prints nothing for
+input ``b``."""
+
+from __future__ import annotations
+
+import pytest
+
+from pairbench_async.core.types import Limits, Program, Test, Verdict
+from tests.resident import cpu, run, within_the_promise
+
+LIMITS = Limits(time_limit=1.0, memory_limit_mb=256)
+
+
+async def _a_later_test_is_not_answered_by_an_earlier_ones_code(source: str, answer: str = "YES\n") -> None:
+    program = Program(source=source)
+    tests = [Test(id="t1", input="a\n", output=answer), Test(id="t2", input="b\n", output=answer)]
+    alone = await run(program, tests, LIMITS, resident=False)
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.WA], cpu(alone)
+    resident = await run(program, tests, LIMITS)
+    full = await run(program, tests, LIMITS, loop_factor=0)
+    assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone), cpu(full))
+
+
+#: a library's function as the hook: pprint.pprint's code is pprint.py's
+LIBRARY_FUNCTION = ("import threading, pprint\ns = input()\n"
+                    "if s == 'a':\n    threading._register_atexit(pprint.pprint, 'YES')\n")
+#: the program's own lambda, compiled under another file name
+OTHER_FILENAME = ("import threading\ns = input()\n"
+                  "if s == 'a':\n    threading._register_atexit("
+                  "eval(compile(\"lambda: print('YES')\", '<lib>', 'eval')))\n")
+
+
+@pytest.mark.parametrize(("source", "answer"), [(LIBRARY_FUNCTION, "'YES'\n"), (OTHER_FILENAME, "YES\n")],
+                         ids=["library_function", "other_filename"])
+async def test_a_thread_exit_hook_the_program_registered_is_cleared_whatever_its_code(
+        source: str, answer: str) -> None:
+    """FINDING (096f047, _program_exit and _programs): a threading exit hook is kept for the
+    child's life when its function's ``__code__.co_filename`` is not the program's, taken to
+    mean a library registered it at its import. But what is tested is the function, not who
+    registered it: the program can register a library's Python function
+    (``threading._register_atexit(pprint.pprint, 'YES')``) or its own code compiled under
+    another name (``compile(..., '<lib>', 'eval')``). Registered only for input ``a``, the hook
+    prints at the end of every later test of the resident child: alone [AC, WA] (python too:
+    nothing printed for ``b``), resident [AC, AC] (the second at 0.2 ms CPU), full [AC, AC];
+    seen twice each. Attack 6's first finding again, through the filter. Telling a library's
+    hook by when it was registered (the hooks present when the program's module starts, taken
+    in ``execute`` before ``exec``, are the libraries'; any hook added during the test is the
+    test's, cleared and held) would not depend on what the function is."""
+    await _a_later_test_is_not_answered_by_an_earlier_ones_code(source, answer)
+
+
+async def test_a_gc_callback_of_an_earlier_test_does_not_answer_a_later_test() -> None:
+    """FINDING (096f047, Interpreter.restore): the restore puts back the collector's switch and
+    thresholds but not ``gc.callbacks``. A callback appended by the first test is called at
+    every collection of every later test of the resident child (and at one during the harness's
+    own work between tests, whose output goes to the next test's fresh ``sys.stdout``). A
+    program that appends, for input ``a`` only, a callback printing ``YES`` once on a
+    ``sys.stdout`` other than its own, and for ``b`` builds 3,000 lists (a collection) and
+    prints nothing: alone [AC, WA], resident [AC, AC] (0.4 ms), full [AC, AC]; seen twice. Fix:
+    ``Interpreter`` records ``gc.callbacks`` (a copy) and ``restore`` holds the test's list and
+    puts the start's contents back (``gc.callbacks[:] = ...``)."""
+    await _a_later_test_is_not_answered_by_an_earlier_ones_code(
+        "import gc, sys\ns = input()\n"
+        "if s == 'a':\n    print('YES')\n    mine = sys.stdout\n"
+        "    def cb(phase, info, done=[]):\n"
+        "        if sys.stdout is not mine and sys.stdout not in done:\n"
+        "            done.append(sys.stdout)\n            print('YES')\n"
+        "    gc.callbacks.append(cb)\n"
+        "else:\n    x = [[] for _ in range(3000)]\n")
+
+
+async def test_a_signal_handler_and_timer_of_an_earlier_test_do_not_answer_a_later_test() -> None:
+    """FINDING (096f047, Interpreter.restore and serve_resident): neither the program's signal
+    handlers nor its interval timers are put back between tests (``Gate.install`` resets only
+    SIG_INTERRUPT's). A first test that sets ``signal.signal(SIGALRM, h)`` and
+    ``signal.setitimer(ITIMER_REAL, 0.02, 0.02)`` keeps both for the child's life (seen in the
+    second test: ``getitimer`` (0.018, 0.02), ``getsignal`` the first test's lambda, its ticks on
+    the second test's stderr); ``h`` prints ``YES`` once on a ``sys.stdout`` other than the first
+    test's. Input ``b`` spins 0.1 s and prints nothing: alone [AC, WA] (python: nothing printed,
+    the timer dies with the process), resident [AC, AC] (100 ms), full [AC, AC]; seen twice. A
+    handler that fires between tests runs in the harness's wait for "g" and writes into the
+    next test's fresh stream. Fix: ``restore`` disarms ``ITIMER_REAL``/``VIRTUAL``/``PROF`` and
+    puts every signal's handler back to the start's (``signal.getsignal`` recorded by
+    ``Interpreter``; what the test set held), or a test that armed a timer or changed a
+    handler retires its child as a leaked fd does."""
+    await _a_later_test_is_not_answered_by_an_earlier_ones_code(
+        "import signal, sys, time\ns = input()\n"
+        "if s == 'a':\n    print('YES')\n    mine = sys.stdout\n"
+        "    def h(*args, done=[]):\n"
+        "        if sys.stdout is not mine and sys.stdout not in done:\n"
+        "            done.append(sys.stdout)\n            print('YES')\n"
+        "    signal.signal(signal.SIGALRM, h)\n"
+        "    signal.setitimer(signal.ITIMER_REAL, 0.02, 0.02)\n"
+        "else:\n    t = time.time()\n    while time.time() - t < 0.1:\n        pass\n")
+
+
+async def test_an_audit_hook_of_an_earlier_test_does_not_answer_a_later_test() -> None:
+    """FINDING (096f047, Interpreter.restore): ``sys.addaudithook`` cannot be undone, and a hook
+    the first test adds sees every audited event of every later test in the resident child,
+    the harness's ``exec`` of the next test's module among them. A hook that prints ``YES``
+    once per ``sys.stdout`` other than the first test's at an ``exec`` event: alone [AC, WA],
+    resident [AC, AC] (0.2 ms), full [AC, AC]; seen twice. It cannot be removed, so the fix is
+    to retire the child: the harness adds its own audit hook at the child's start (before any
+    program code) that notes the ``sys.addaudithook`` event, and ``serve_resident`` ends the
+    child after a test during which it fired (the next test is run again as a new child's
+    first, as for a leaked fd)."""
+    await _a_later_test_is_not_answered_by_an_earlier_ones_code(
+        "import sys\ns = input()\n"
+        "if s == 'a':\n    print('YES')\n    mine = sys.stdout\n"
+        "    def h(event, args, done=[]):\n"
+        "        if event == 'exec' and sys.stdout is not mine and sys.stdout not in done:\n"
+        "            done.append(sys.stdout)\n            print('YES')\n"
+        "    sys.addaudithook(h)\n")
