@@ -124,3 +124,23 @@ async def test_an_audit_hook_of_an_earlier_test_does_not_answer_a_later_test() -
         "        if event == 'exec' and sys.stdout is not mine and sys.stdout not in done:\n"
         "            done.append(sys.stdout)\n            print('YES')\n"
         "    sys.addaudithook(h)\n")
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_a_thread_that_joins_the_main_thread_lets_the_program_end(resident: bool) -> None:
+    """FINDING (9adda75, _program_exit; both ways alike): python's ``threading._shutdown``
+    releases the main thread's ``_tstate_lock`` and stops it before joining the threads left, so
+    a thread blocked in ``threading.main_thread().join()`` returns when the module ends (``echo 5
+    | python3.11 prog.py``: ``10``, rc 0). The harness only sets ``main._is_stopped`` around the
+    join: ``is_alive()`` says False, but ``join()`` waits on the tstate lock, still held, so the
+    program's thread and the harness's join of it wait for each other until the wall limit: TLE
+    in every test, resident and alone (1 s limit: ~2 s of wall per test, no output; seen twice),
+    where python gives AC. Doing what ``_shutdown`` does (release ``_tstate_lock`` and
+    ``main._stop()``) and, after the join, acquiring it again and putting back ``_tstate_lock``
+    and ``_is_stopped`` for the next test would give python's verdict."""
+    program = Program(source="import threading\n"
+                      "def wait():\n    threading.main_thread().join()\n    print(int(x) * 2)\n"
+                      "x = input()\nthreading.Thread(target=wait).start()\n")
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
+    results = await run(program, tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 2, cpu(results)
