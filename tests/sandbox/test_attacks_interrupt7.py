@@ -144,3 +144,19 @@ async def test_a_thread_that_joins_the_main_thread_lets_the_program_end(resident
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.AC] * 2, cpu(results)
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_an_exit_status_too_big_for_a_c_long_fails_as_under_python(resident: bool) -> None:
+    """FINDING (execute's ``except SystemExit``; both ways alike): python takes an integer exit
+    code through ``PyLong_AsLong``; one that does not fit (``sys.exit(10 ** 20)``, ``2 ** 64``,
+    ``-2 ** 64``) exits with status 255 (python3.11: ``echo 5 | python3 prog.py`` prints ``10``,
+    rc 255), as ``sys.exit(-1)`` does, which the sandbox gives RE. The harness takes ``code &
+    0xFF``: 10 ** 20 is a multiple of 256, so status 0 and AC, resident and alone (2 of 2 each,
+    seen twice), where python's status fails the program. Taking 255 for a code outside
+    [-2 ** 63, 2 ** 63) (what ``PyLong_AsLong`` refuses), ``code & 0xFF`` inside it, would give
+    python's status."""
+    program = Program(source="import sys\nprint(int(input()) * 2)\nsys.exit(10 ** 20)\n")
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
+    results = await run(program, tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.RE] * 2, cpu(results)
