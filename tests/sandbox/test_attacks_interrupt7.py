@@ -160,3 +160,51 @@ async def test_an_exit_status_too_big_for_a_c_long_fails_as_under_python(residen
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.RE] * 2, cpu(results)
+
+
+#: an honest tree whose nodes hold their parent through a weakref.proxy; the parent is gone
+DEAD_PROXY = ("import weakref\nclass Node:\n    def __init__(self, parent=None):\n"
+              "        self.parent = weakref.proxy(parent) if parent is not None else None\n"
+              "def build():\n    top = Node()\n    return Node(top)\n"
+              "leaf = build()\nprint(int(input()) * 2)\n")
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_a_dead_weakref_proxy_in_the_namespace_is_not_an_error(resident: bool) -> None:
+    """FINDING (096f047, _held_files; both ways alike): the walk for held files asks
+    ``isinstance(value, _io._IOBase)`` (and ``MethodType``, ``ModuleType``, ``type``) of every
+    value; for an object that is not of such a type, ``isinstance`` reads ``value.__class__``
+    through the object's own attribute lookup and lets any error but AttributeError out. A
+    ``weakref.proxy`` whose referent died (a tree node's ``self.parent = weakref.proxy(parent)``,
+    one step from the namespace) raises ``ReferenceError`` there, out of ``_program_exit``, taken
+    as the program's: RE in every test, resident and alone (2 of 2 each, stdout right, stderr
+    ``ReferenceError: weakly-referenced object no longer exists``; seen twice), where python
+    prints the answer and exits 0 (python3.11: ``10``, rc 0). Asking the type instead
+    (``issubclass(type(value), ...)``, no code of the object's runs) and letting nothing of the
+    walk fail the program would give python's verdict."""
+    program = Program(source=DEAD_PROXY)
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
+    results = await run(program, tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.verdict.value, r.stderr) for r in results]
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_the_walk_for_held_files_runs_no_code_of_the_programs(resident: bool) -> None:
+    """FINDING (096f047, _held_files; both ways alike; its docstring says attributes are read
+    without the program's ``__getattr__``): ``isinstance`` reads ``__class__`` through the
+    object's ``__getattribute__``, so the walk runs the program's code after its end, which
+    python's exit never does (an instance's teardown reads no attribute). A program whose
+    class's ``__getattribute__`` prints the answer when asked for ``__class__``, and which
+    prints nothing itself: python prints nothing (``echo 5 | python3.11 prog.py``: no output, rc
+    0: WA), the harness prints what the walk made it print: AC, resident and alone (2 of 2
+    each, seen twice). ``issubclass(type(value), ...)`` for the checks, and
+    ``type.__dict__['__mro__'].__get__(type(value))`` in ``_slot_values`` (a metaclass's
+    ``__mro__`` property is the program's code too), would run none of it."""
+    program = Program(source="class P:\n    def __getattribute__(self, name, done=[]):\n"
+                      "        if name == '__class__' and not done:\n"
+                      "            done.append(1)\n            print(int(x) * 2)\n"
+                      "        return object.__getattribute__(self, name)\n"
+                      "p = P()\nx = input()\n")
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
+    results = await run(program, tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.WA] * 2, cpu(results)
