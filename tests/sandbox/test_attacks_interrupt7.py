@@ -208,3 +208,33 @@ async def test_the_walk_for_held_files_runs_no_code_of_the_programs(resident: bo
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.WA] * 2, cpu(results)
+
+
+async def test_a_thread_a_finalizer_starts_after_a_timeout_does_not_answer_a_later_test() -> None:
+    """FINDING (096f047, serve_resident): after an interrupted test the harness collects its
+    garbage (``gc.collect()``, on its time), which runs the program's finalizers, but it has
+    already asked ``_thread._count()`` whether the test left a thread. A finalizer of the
+    interrupted test's garbage (a cycle, kept from the test's own collections by
+    ``gc.disable()``, which the restore undoes) that starts a thread is never seen: the thread
+    is stopped with the child and runs on in the next test, printing on its ``sys.stdout``,
+    and that test's end joins it. Input ``a`` spins to its limit; ``b`` prints nothing; ``c``
+    prints ``NO`` (a finished test, so that ``b``'s bound after the timeout is not the floor):
+    alone [AC, TLE, WA], resident [AC, TLE, AC] (the third at 0.9 ms), full [AC, TLE, AC] (seen
+    twice, 0.3 s limit). Asking for threads after that collection (or collecting before the
+    check), and ending the child if a finalizer left one, would give a child per test's."""
+    program = Program(source=(
+        "import gc, sys, threading, time\ns = input()\n"
+        "if s == 'c':\n    print('NO')\n"
+        "if s == 'a':\n    print('YES')\n"
+        "    def later():\n        time.sleep(0.05)\n        print('YES')\n"
+        "    class X:\n        def __del__(self):\n            threading.Thread(target=later).start()\n"
+        "    gc.disable()\n    x = X()\n    x.me = x\n    del x\n"
+        "    while True:\n        pass\n"))
+    tests = [Test(id="t0", input="c\n", output="NO\n"), Test(id="t1", input="a\n", output="YES\n"),
+             Test(id="t2", input="b\n", output="YES\n")]
+    limits = Limits(time_limit=0.3, memory_limit_mb=256)
+    alone = await run(program, tests, limits, resident=False)
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.TLE, Verdict.WA], cpu(alone)
+    resident = await run(program, tests, limits)
+    full = await run(program, tests, limits, loop_factor=0)
+    assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone), cpu(full))
