@@ -258,3 +258,21 @@ async def test_a_thread_started_by_a_thread_during_the_join_is_waited_for(reside
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.AC] * 2, cpu(results)
+
+
+@pytest.mark.parametrize("resident", [False, True])
+async def test_held_files_are_flushed_in_the_namespaces_order_as_under_python(resident: bool) -> None:
+    """FINDING (096f047, _held_files; both ways alike): python's teardown clears ``__main__``'s
+    dict in its order, so of two files on fd 1 the first defined is flushed first
+    (``a = open(1, 'w', closefd=False); b = open(1, 'w', closefd=False)``, ``a`` written ``x``,
+    ``b`` ``2x``: ``echo 5 | python3.11 prog.py`` prints ``5`` then ``10``). The walk is a stack
+    (pushed in the namespace's order, popped from its end): ``b`` is flushed first, ``2`` before
+    ``1`` for input 1: WA, resident and alone (seen twice), where python gives AC. Walking in the
+    namespace's order (push reversed) would give python's. (With the default ``closefd=True``
+    python's first flush also closes fd 1 and the second file's output is lost: ``5`` only; the
+    harness closes nothing and prints ``2\\n1\\n``.)"""
+    program = Program(source="x = int(input())\na = open(1, 'w', closefd=False)\n"
+                      "b = open(1, 'w', closefd=False)\na.write(f'{x}\\n')\nb.write(f'{2 * x}\\n')\n")
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{i}\n{2 * i}\n") for i in range(1, 3)]
+    results = await run(program, tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.verdict.value, r.stdout) for r in results]
