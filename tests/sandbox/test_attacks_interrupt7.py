@@ -276,3 +276,27 @@ async def test_held_files_are_flushed_in_the_namespaces_order_as_under_python(re
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{i}\n{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.verdict.value, r.stdout) for r in results]
+
+
+PICKLE = ("import pickle\nclass P:\n    def __init__(self, v):\n        self.v = v\n"
+          "x = int(input())\nprint(pickle.loads(pickle.dumps(P(x))).v * 2)\n")
+DUNDER_FILE = "print(int(input()) * 2 if __file__ else 0)\n"
+
+
+@pytest.mark.parametrize("source", [PICKLE, DUNDER_FILE], ids=["pickle", "dunder_file"])
+@pytest.mark.parametrize("resident", [False, True])
+async def test_a_stdin_program_runs_as_pythons_main_module(resident: bool, source: str) -> None:
+    """FINDING (execute; both ways alike, not the resident child's): the definition runs a
+    stdin program's module "as ``__main__``", but its namespace is a bare dict named so:
+    ``sys.modules['__main__']`` is the worker's own module, and ``__file__`` is not set. A
+    program that pickles an instance of its own class (``pickle.loads(pickle.dumps(P(x)))``,
+    a deep-copy idiom) fails: ``PicklingError: Can't pickle <class '__main__.P'>: attribute
+    lookup P on __main__ failed``, RE in every test, resident and alone (seen twice); one that
+    reads ``__file__`` raises NameError: RE; python gives AC for both (``echo 5 | python3.11
+    prog.py``: ``10``). (``import __main__`` also hands the program the harness's module.) Making
+    the namespace a ``types.ModuleType('__main__')``'s dict, with ``__file__`` the program's
+    file name, in ``sys.modules['__main__']`` for the test (the restore puts the worker's back
+    and holds the test's) would give python's verdict."""
+    tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
+    results = await run(Program(source=source), tests, LIMITS, resident=resident)
+    assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.verdict.value, r.stderr) for r in results]
