@@ -55,10 +55,12 @@ async def test_a_thread_exit_hook_the_program_registered_is_cleared_whatever_its
     another name (``compile(..., '<lib>', 'eval')``). Registered only for input ``a``, the hook
     prints at the end of every later test of the resident child: alone [AC, WA] (python too:
     nothing printed for ``b``), resident [AC, AC] (the second at 0.2 ms CPU), full [AC, AC];
-    seen twice each. Attack 6's first finding again, through the filter. Telling a library's
-    hook by when it was registered (the hooks present when the program's module starts, taken
-    in ``execute`` before ``exec``, are the libraries'; any hook added during the test is the
-    test's, cleared and held) would not depend on what the function is."""
+    seen twice each. Attack 6's first finding again, through the filter. Keeping a hook only
+    when it *is* a library's registered function (by identity: in python3.11's standard library
+    only ``concurrent.futures.thread._python_exit`` and ``concurrent.futures.process
+    ._python_exit`` call ``_register_atexit``, once, at their import), clearing and holding every
+    other, would not depend on where the function's code lives. (Not "hooks added during the
+    test": concurrent.futures' first import registers its hook during a test, and must stay.)"""
     await _a_later_test_is_not_answered_by_an_earlier_ones_code(source, answer)
 
 
