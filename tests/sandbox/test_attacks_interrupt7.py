@@ -248,14 +248,15 @@ async def test_a_thread_started_by_a_thread_during_the_join_is_waited_for(reside
     in a loop until no thread is left that is not a daemon, so a thread started while it waits
     (by a thread it is joining) is waited for too (``echo 5 | python3.11 prog.py``: ``10``, rc
     0). The harness joins the threads of one ``threading.enumerate()``, taken when the module
-    ends: a thread that ``main``'s thread starts 10 ms later is not among them, the program's
-    end writes its report while that thread still sleeps, and its answer is lost: WA in every
-    test, resident and alone (2 of 2 each, empty stdout; seen twice), where python gives AC.
+    ends: a thread that ``main``'s thread starts 50 ms later (it sleeps 0.2 s, then prints) is
+    not among them, the program's end writes its report while that thread still sleeps, and
+    its answer is lost: WA in every test, resident and alone (2 of 2 each, empty stdout; seen
+    three times, first with 10 ms and 50 ms sleeps), where python gives AC.
     Enumerating again after each join until no such thread is left would give python's
     verdict."""
     program = Program(source="import threading, time\n"
-                      "def solve():\n    time.sleep(0.05)\n    print(int(x) * 2)\n"
-                      "def main():\n    time.sleep(0.01)\n    threading.Thread(target=solve).start()\n"
+                      "def solve():\n    time.sleep(0.2)\n    print(int(x) * 2)\n"
+                      "def main():\n    time.sleep(0.05)\n    threading.Thread(target=solve).start()\n"
                       "x = input()\nthreading.Thread(target=main).start()\n")
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(program, tests, LIMITS, resident=resident)
