@@ -303,3 +303,29 @@ async def test_a_stdin_program_runs_as_pythons_main_module(resident: bool, sourc
     tests = [Test(id=f"t{i}", input=f"{i}\n", output=f"{2 * i}\n") for i in range(1, 3)]
     results = await run(Program(source=source), tests, LIMITS, resident=resident)
     assert [r.verdict for r in results] == [Verdict.AC] * 2, [(r.verdict.value, r.stderr) for r in results]
+
+
+async def test_the_restore_runs_no_code_of_the_programs_into_the_next_tests_streams() -> None:
+    """FINDING (096f047, Interpreter.restore): the restore puts ``sys.path`` back by slice
+    assignment into whatever object ``sys.path`` is (``sys.path[:] = self.path``, and the same
+    for ``sys.argv``), after it has made the next test's fresh streams. A test that sets
+    ``sys.path`` to a ``list`` subclass has its ``__setitem__`` run by the harness at every
+    later restore, printing into the next test's ``sys.stdout``. The program does so for input
+    ``a`` only (printing ``YES`` once); ``b`` prints nothing, ``c`` prints ``NO``: alone [AC, AC,
+    WA], resident [AC, AC, AC] (the third at 0.2 ms), full [AC, AC, AC]; seen twice. Rebinding
+    (``sys.path = list(self.path)``, ``sys.argv = list(self.argv)``, the test's objects held)
+    and comparing only exact lists would run none of its code."""
+    program = Program(source=(
+        "import sys\ns = input()\nif s == 'c':\n    print('NO')\n"
+        "if s == 'a':\n    print('YES')\n"
+        "    class L(list):\n        def __setitem__(self, key, value, done=[]):\n"
+        "            if not done:\n                done.append(1)\n                print('YES')\n"
+        "            list.__setitem__(self, key, value)\n"
+        "    sys.path = L(sys.path)\n"))
+    tests = [Test(id="t0", input="c\n", output="NO\n"), Test(id="t1", input="a\n", output="YES\n"),
+             Test(id="t2", input="b\n", output="YES\n")]
+    alone = await run(program, tests, LIMITS, resident=False)
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.AC, Verdict.WA], cpu(alone)
+    resident = await run(program, tests, LIMITS)
+    full = await run(program, tests, LIMITS, loop_factor=0)
+    assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone), cpu(full))
