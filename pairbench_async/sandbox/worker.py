@@ -75,6 +75,23 @@ from time import clock_gettime as _clock_gettime
 
 IMPORT_NAME = opmap["IMPORT_NAME"]
 
+# What the harness reads of a program's objects without running any code of the program's: a
+# class's MRO and dict (no metaclass's property), a module's dict (no module subclass's
+# __getattribute__), whether one class derives from another (type.__subclasscheck__ is
+# PyType_IsSubtype: no metaclass's __subclasscheck__ nor __bases__), a bound method's object,
+# and an identity key (``id`` raises the ``builtins.id`` audit event, which a program's audit
+# hook sees; object.__hash__ is the same pointer, unaudited)
+_MRO = type.__dict__["__mro__"].__get__
+_CLASS_DICT = type.__dict__["__dict__"].__get__
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"].__get__
+_SUBTYPE = type.__subclasscheck__
+_METHOD_SELF = types.MethodType.__dict__["__self__"].__get__
+_BUILTIN_SELF = types.BuiltinMethodType.__dict__["__self__"].__get__
+_IDENTITY = object.__hash__
+_PARTIAL = functools.partial
+#: python takes an integer exit code through PyLong_AsLong: outside its range, status 255
+_C_LONG = (-(1 << 63), 1 << 63)
+
 #: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
 OP_LOAD = OP_TEST = OP_END = OP_QUIT = OP_READY = OP_LOADED = OP_RESULT = OP_ZDIED = OP_FATAL = -1
@@ -744,8 +761,9 @@ def execute(prog, gate=None, held=None):
         code = exc.code
         if code is None:
             status = 0
-        elif isinstance(code, int):
-            status = code & 0xFF
+        elif _SUBTYPE(int, type(code)):
+            code = int.__index__(code)  # (an exact int: no operator of a subclass's runs)
+            status = code & 0xFF if _C_LONG[0] <= code < _C_LONG[1] else 255
         else:
             try:
                 sys.stderr.write(f"{code}\n")
@@ -888,43 +906,55 @@ _HELD_FILES_WALK = 10_000
 
 def _held_files(namespace):
     """The files a program's namespace holds, directly or up to two steps away (a bound
-    method's object, an instance's or a class's attributes): what the interpreter's teardown
-    frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
-    'w')``, a file in an instance's ``__slots__``, in a list, a dict, a closure or a
-    ``functools.partial``). Modules are not entered (the standard streams are flushed apart);
-    attributes are read without the program's ``__getattr__``, a container only of a builtin
-    type (whose iteration runs no code of the program's), and at most
-    :data:`_HELD_FILES_WALK` objects are visited or queued."""
+    method's object, an instance's or a class's attributes), in the namespace's order (its
+    teardown's: of two files on fd 1 the first defined is flushed first): what the
+    interpreter's teardown frees, and so flushes, at exit (``write = open(1, 'w').write``,
+    ``self.out = open(1, 'w')``, a file in an instance's ``__slots__``, in a list, a dict, a
+    closure or a ``functools.partial``). Modules are not entered (the standard streams are
+    flushed apart). No code of the program's runs: every test is of a value's type, read
+    without a metaclass's attributes (an ``isinstance`` reads ``__class__`` through the
+    object's own ``__getattribute__``, and a dead ``weakref.proxy`` raises there), attributes
+    are read through the interpreter's own descriptors only, a container is entered only of a
+    builtin type (whose iteration runs no code of the program's), and at most
+    :data:`_HELD_FILES_WALK` objects are visited or queued. Nothing of the walk fails the
+    program: what it found before an error is flushed."""
+    found = []
+    try:
+        _walk_for_files(namespace, found)
+    except Exception:  # (an interrupt at the CPU limit, a BaseException, goes on)
+        pass
+    return found
+
+
+def _walk_for_files(namespace, found):
     seen = set()
-    stack = [(value, 0) for value in itertools.islice(list(namespace.values()), _HELD_FILES_WALK)]
+    stack = [(value, 0) for value in reversed(list(itertools.islice(namespace.values(), _HELD_FILES_WALK)))]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
-        if id(value) in seen:
+        key = _IDENTITY(value)
+        if key in seen:
             continue
-        seen.add(id(value))
-        if isinstance(value, _io._IOBase):
-            yield value
+        seen.add(key)
+        kind = type(value)
+        if _SUBTYPE(_io._IOBase, kind):
+            found.append(value)
             continue
-        if depth >= 2 or isinstance(value, types.ModuleType):
+        if depth >= 2 or _SUBTYPE(types.ModuleType, kind):
             continue
-        if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
-            stack.append((value.__self__, depth + 1))
+        if kind is types.MethodType:
+            stack.append((_METHOD_SELF(value), depth + 1))
+            continue
+        if kind is types.BuiltinMethodType:
+            stack.append((_BUILTIN_SELF(value), depth + 1))
             continue
         held = _held_by(value)
-        if held is not None:
+        if held is None:
+            held = _slot_values(value, kind)
+            held.extend(_attribute_values(value, kind))
+        else:
             room = max(0, _HELD_FILES_WALK - len(seen) - len(stack))
-            stack.extend((v, depth + 1) for v in itertools.islice(held, room))
-            continue
-        if not isinstance(value, type):
-            stack.extend((v, depth + 1) for v in _slot_values(value))
-            if not type(value).__dictoffset__:
-                continue
-        try:
-            attributes = object.__getattribute__(value, "__dict__")
-        except BaseException:
-            continue
-        if isinstance(attributes, (dict, types.MappingProxyType)):
-            stack.extend((v, depth + 1) for v in list(attributes.values()))
+            held = list(itertools.islice(held, room))
+        stack.extend((v, depth + 1) for v in reversed(held))
 
 
 #: containers whose iteration is the interpreter's own (a subclass may run the program's code)
@@ -935,7 +965,7 @@ def _held_by(value):
     """What a builtin container, a function's closure and defaults, or a ``functools.partial``
     holds (an iterator that runs no code of the program's), else ``None``."""
     kind = type(value)
-    if kind in _CONTAINERS:
+    if any(kind is container for container in _CONTAINERS):
         return iter(value)
     if kind is dict:
         return itertools.chain(value.keys(), value.values())
@@ -943,9 +973,29 @@ def _held_by(value):
         cells = value.__closure__ or ()
         return itertools.chain(_cell_contents(cells), value.__defaults__ or (),
                                (value.__kwdefaults__ or {}).values())
-    if kind is functools.partial:
+    if kind is _PARTIAL:
         return itertools.chain((value.func,), value.args, value.keywords.values())
     return None
+
+
+def _attribute_values(value, kind):
+    """The values of ``value``'s ``__dict__`` (an instance's, or a class's own), read through
+    the interpreter's ``__dict__`` descriptor found along its type's MRO; none where that is a
+    descriptor of the program's (a ``__dict__`` property)."""
+    for klass in _MRO(kind):
+        descriptor = _CLASS_DICT(klass).get("__dict__")
+        if descriptor is None:
+            continue
+        if type(descriptor) is not types.GetSetDescriptorType and type(descriptor) is not types.MemberDescriptorType:
+            return []
+        try:
+            attributes = descriptor.__get__(value, kind)
+        except Exception:
+            return []
+        if type(attributes) is dict or type(attributes) is types.MappingProxyType:
+            return list(attributes.values())
+        return []
+    return []
 
 
 def _cell_contents(cells):
@@ -956,19 +1006,19 @@ def _cell_contents(cells):
             pass
 
 
-def _slot_values(value):
+def _slot_values(value, kind):
     """What ``value`` holds in ``__slots__`` along its class's MRO, read through the slots'
     member descriptors (no code of the program's runs; an unset slot is skipped)."""
     out = []
-    for klass in type(value).__mro__:
-        names = type.__dict__["__dict__"].__get__(klass)  # (no metaclass's __getattr__)
+    for klass in _MRO(kind):
+        names = _CLASS_DICT(klass)  # (no metaclass's __getattr__)
         if "__slots__" not in names:
             continue
         for descriptor in names.values():
-            if isinstance(descriptor, types.MemberDescriptorType):
+            if type(descriptor) is types.MemberDescriptorType:
                 try:
                     out.append(descriptor.__get__(value, klass))
-                except BaseException:
+                except Exception:
                     pass
     return out
 
