@@ -38,6 +38,7 @@ decodes it as JSON).
 """
 
 import _io
+import _signal
 import _thread
 import array  # noqa: F401
 import atexit
@@ -91,6 +92,27 @@ _IDENTITY = object.__hash__
 _PARTIAL = functools.partial
 #: python takes an integer exit code through PyLong_AsLong: outside its range, status 255
 _C_LONG = (-(1 << 63), 1 << 63)
+
+# The calls a resident child's harness makes between tests (Interpreter.restore, serve_resident),
+# taken at the worker's start, before any program runs: a test may rebind a module's attribute
+# (``os.chdir = f``, ``signal.setitimer = f``), and a call read from the module at the restore
+# then ran the program's code on the next test's streams.
+_MODULE = types.ModuleType
+_FILE_IO, _BUFFERED_READER, _BUFFERED_WRITER, _TEXT_IO = _io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.TextIOWrapper
+_settrace, _setprofile, _gettrace, _getprofile = sys.settrace, sys.setprofile, sys.gettrace, sys.getprofile
+_setrecursionlimit, _set_int_max_str_digits = sys.setrecursionlimit, sys.set_int_max_str_digits
+_setswitchinterval, _set_origin_depth = sys.setswitchinterval, sys.set_coroutine_origin_tracking_depth
+_get_asyncgen_hooks, _set_asyncgen_hooks = sys.get_asyncgen_hooks, sys.set_asyncgen_hooks
+_gc_enable, _gc_set_threshold, _gc_get_debug, _gc_set_debug = gc.enable, gc.set_threshold, gc.get_debug, gc.set_debug
+_gc_collect, _gc_freeze = gc.collect, gc.freeze
+#: (``_signal``'s own functions: ``signal.getsignal`` is a Python wrapper that makes an enum, ~0.4 us a call)
+_getsignal, _setsignal, _setitimer = _signal.getsignal, _signal.signal, _signal.setitimer
+_set_wakeup_fd, _sigmask = _signal.set_wakeup_fd, _signal.pthread_sigmask
+_ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
+_SIG_SETMASK, _SIG_UNBLOCK = _signal.SIG_SETMASK, _signal.SIG_UNBLOCK
+_dup, _dup2, _close, _chdir, _umask, _os_read, _os_write = os.dup, os.dup2, os.close, os.chdir, os.umask, os.read, os.write
+_getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
+_thread_count = _thread._count
 
 #: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
@@ -679,9 +701,9 @@ class Gate:
 
     def install(self) -> None:
         """This handler for SIG_INTERRUPT, unblocked (a test may have changed either)."""
-        if signal.getsignal(SIG_INTERRUPT) is not self:
-            signal.signal(SIG_INTERRUPT, self)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (SIG_INTERRUPT,))
+        if _getsignal(SIG_INTERRUPT) is not self:
+            _setsignal(SIG_INTERRUPT, self)
+        _sigmask(_SIG_UNBLOCK, (SIG_INTERRUPT,))
 
 
 def execute(prog, gate=None, state=None):
@@ -1290,7 +1312,7 @@ def _buffer_size(fd):
     return size if size > 1 else io.DEFAULT_BUFFER_SIZE
 
 
-class _Unseekable(io.FileIO):
+class _Unseekable(_io.FileIO):
     """A file that says it cannot seek, as the interpreter's own streams say: they were made on
     the worker's pipes, and a stream keeps what its file was at its making (a test's fds 0-2
     are memory files since). A fresh stream that could seek let ``sys.stdin.seek(0)`` pass in
@@ -1307,19 +1329,32 @@ def _fresh_stream(spec, fd):
     size and seekability (a program mixing ``print`` and ``os.write(1, ...)`` sees the same
     interleaving, and ``seek`` the same refusal, as on the interpreter's streams)."""
     encoding, errors, line_buffering, write_through, unbuffered, mode, name, size, seekable = spec
-    raw = (io.FileIO if seekable else _Unseekable)(fd, "rb" if fd == 0 else "wb", closefd=False)
+    raw = (_FILE_IO if seekable else _Unseekable)(fd, "rb" if fd == 0 else "wb", closefd=False)
     raw.name = name
     if unbuffered and fd != 0:
         buffer = raw
     else:
-        buffer = io.BufferedReader(raw, size) if fd == 0 else io.BufferedWriter(raw, size)
-    stream = io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
-                              line_buffering=line_buffering, write_through=write_through)
+        buffer = _BUFFERED_READER(raw, size) if fd == 0 else _BUFFERED_WRITER(raw, size)
+    stream = _TEXT_IO(buffer, encoding=encoding, errors=errors, newline="\n",
+                      line_buffering=line_buffering, write_through=write_through)
     stream.mode = mode
     return stream
 
 
 _STREAM_NAMES = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+_BUILTIN_NAME = types.BuiltinFunctionType.__dict__["__name__"].__get__
+_FLAGS = type.__dict__["__flags__"].__get__
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
+def _decimal_calls(names):
+    """``getcontext`` and ``setcontext`` of a ``decimal`` module's dict if they are the C
+    module's (builtins of those names: no function of a program's), else None."""
+    get, put = names.get("getcontext"), names.get("setcontext")
+    if (type(get) is types.BuiltinFunctionType and type(put) is types.BuiltinFunctionType
+            and _BUILTIN_NAME(get) == "getcontext" and _BUILTIN_NAME(put) == "setcontext"):
+        return get, put
+    return None
 
 
 class Interpreter:
@@ -1390,8 +1425,12 @@ class Interpreter:
         self.decimal = decimal.getcontext().copy() if decimal is not None else None
         #: the context a test starts with: one a test set in its place is held
         self.context = decimal.getcontext() if decimal is not None else None
+        self.decimal_calls = _decimal_calls(_MODULE_DICT(decimal)) if decimal is not None else None
         warnings = sys.modules.get("warnings")
         self.warnings = list(warnings.filters) if warnings is not None else None
+        #: (the filters list in place, the start's items)
+        self.filters = (warnings.filters, self.warnings) if warnings is not None else None
+        self.filters_mutated = sys.modules["_warnings"]._filters_mutated
         self.cwd = os.getcwd()
         #: each of LISTS: (the list in place, the start's items)
         self.lists = {name: (self.sys[name], list(self.sys[name])) for name in self.LISTS}
@@ -1402,7 +1441,6 @@ class Interpreter:
         self.loaders = tuple(getattr(external, name, None) for name in
                              ("ExtensionFileLoader", "SourceFileLoader", "SourcelessFileLoader"))
         self.hooks = {name: self.sys.get(name) for name in self.HOOKS}
-        self.get_asyncgen_hooks, self.set_asyncgen_hooks = sys.get_asyncgen_hooks, sys.set_asyncgen_hooks
         self.asyncgen = tuple(sys.get_asyncgen_hooks())
         self.origin_depth = sys.get_coroutine_origin_tracking_depth()
         self.builtins_dict = _MODULE_DICT(builtins)
@@ -1416,15 +1454,19 @@ class Interpreter:
         self.garbage = gc.garbage
         self.gc_debug = gc.get_debug()
         #: every signal's handler that python knows (SIGKILL's and SIGSTOP's cannot change)
-        self.handlers = [(s, h) for s in signal.valid_signals()
-                         if (h := signal.getsignal(s)) is not None]
-        self.wakeup = signal.set_wakeup_fd(-1)
-        signal.set_wakeup_fd(self.wakeup)
+        self.handlers = [(s, h) for s in signal.valid_signals() if (h := _getsignal(s)) is not None]
+        self.wakeup = _set_wakeup_fd(-1)
+        _set_wakeup_fd(self.wakeup)
         self.mask = None
         self.umask = None
         random = sys.modules.get("random")
-        #: random's reseeding, taken now (a test may rebind ``random.seed``)
-        self.reseed = random._inst.seed if random is not None else None
+        #: random's reseeding, as its at-fork hook does (``_inst.seed()``), through the C seed
+        #: and the instance's dict taken now: a test may rebind ``random.seed``, or patch
+        #: ``random.Random``'s methods
+        self.reseed = None
+        if random is not None:
+            inst = random._inst
+            self.reseed = (sys.modules["_random"].Random.seed, inst, vars(inst))
         self.modules_dict = sys.modules
         self.modules = dict(sys.modules)
         self.os = _MODULE_DICT(os)
@@ -1450,9 +1492,9 @@ class Interpreter:
         it entered when confined; the zygote's is ``/``), its signal mask and its umask."""
         self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
         self.cwd = os.getcwd()
-        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
-        self.umask = os.umask(0)
-        os.umask(self.umask)
+        self.mask = _sigmask(signal.SIG_BLOCK, ())
+        self.umask = _umask(0)
+        _umask(self.umask)
 
     def retiring(self):
         """Whether the finished test left what no restore can undo (an audit hook added, the
@@ -1469,35 +1511,34 @@ class Interpreter:
         are made: no code the test left runs on them."""
         held = []
         sysd = self.sys
-        for hook in (sys.gettrace(), sys.getprofile()):
+        for hook in (_gettrace(), _getprofile()):
             if hook is not None:
                 held.append(hook)
-        sys.settrace(None)
-        sys.setprofile(None)
-        for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
-            signal.setitimer(which, 0)
+        _settrace(None)
+        _setprofile(None)
+        for which in _ITIMERS:
+            _setitimer(which, 0)
         for signum, handler in self.handlers:
-            now = signal.getsignal(signum)
+            now = _getsignal(signum)
             if now is not handler:
                 held.append(now)
-                signal.signal(signum, handler)
-        if signal.set_wakeup_fd(self.wakeup) != self.wakeup:
-            pass  # (an fd number: nothing to hold)
+                _setsignal(signum, handler)
+        _set_wakeup_fd(self.wakeup)
         if self.mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+            _sigmask(_SIG_SETMASK, self.mask)
         self._restore_gc(held)
         for name, start in self.hooks.items():
             now = sysd.get(name)
             if now is not start:
                 held.append(now)
                 sysd[name] = start
-        hooks = tuple(self.get_asyncgen_hooks())
+        hooks = tuple(_get_asyncgen_hooks())
         if hooks[0] is not self.asyncgen[0] or hooks[1] is not self.asyncgen[1]:
             held.append(hooks)
-            self.set_asyncgen_hooks(firstiter=self.asyncgen[0], finalizer=self.asyncgen[1])
-        sys.set_coroutine_origin_tracking_depth(self.origin_depth)
+            _set_asyncgen_hooks(firstiter=self.asyncgen[0], finalizer=self.asyncgen[1])
+        _set_origin_depth(self.origin_depth)
         threading = self.modules_dict.get("threading")
-        if type(threading) is types.ModuleType:
+        if type(threading) is _MODULE:
             names = _MODULE_DICT(threading)
             for name, start in (("_trace_hook", None), ("_profile_hook", None),
                                 ("excepthook", self.thread_excepthook)):
@@ -1537,16 +1578,7 @@ class Interpreter:
                 sysd[name] = fresh
                 self.lists[name] = (fresh, start)
         self._restore_importers(held)
-        decimal = modules.get("decimal")
-        warnings = modules.get("warnings")
-        asyncio = modules.get("asyncio")
-        if decimal is not None and decimal.getcontext() is not self.context:
-            held.append(decimal.getcontext())
-        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
-            held.append(list(warnings.filters))
-        policy = getattr(asyncio.events, "_event_loop_policy", None) if asyncio is not None else None
-        if policy is not None:
-            held.append(policy)
+        self._restore_libraries(held)
         self._restore_environ(held)
         if held:
             self.held.append(held)
@@ -1556,38 +1588,69 @@ class Interpreter:
         for name in _STREAM_NAMES:
             sysd[name] = None
         for fd, copy in enumerate(self.fds):
-            os.dup2(copy, fd)
+            _dup2(copy, fd)
         made = tuple(_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
         sysd["stdin"], sysd["stdout"], sysd["stderr"] = made
         sysd["__stdin__"], sysd["__stdout__"], sysd["__stderr__"] = made
         self.made = made
-        os.chdir(self.cwd)
+        _chdir(self.cwd)
         if self.umask is not None:
-            os.umask(self.umask)
+            _umask(self.umask)
         if builtins_changed:
             self.builtins_dict.clear()
             self.builtins_dict.update(self.builtins)
-        sys.setrecursionlimit(self.recursion)
-        sys.set_int_max_str_digits(self.digits)
+        _setrecursionlimit(self.recursion)
+        _set_int_max_str_digits(self.digits)
         if self.gc:
-            gc.enable()
-        gc.set_threshold(*self.thresholds)
-        sys.setswitchinterval(self.switch)
+            _gc_enable()
+        _gc_set_threshold(*self.thresholds)
+        _setswitchinterval(self.switch)
         if self.reseed is not None:
-            self.reseed()
-        if decimal is not None:
-            decimal.setcontext(self.decimal.copy() if self.decimal is not None else decimal.Context())
-            self.context = decimal.getcontext()
-        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
-            warnings.filters[:] = self.warnings
-            mutated = getattr(warnings, "_filters_mutated", None)
-            if mutated is not None:
-                mutated()
-        if asyncio is not None:
-            asyncio.set_event_loop_policy(None)
+            seed, inst, attributes = self.reseed
+            seed(inst, None)
+            attributes["gauss_next"] = None
         if modules_changed:
             # a module of the child's start that a test replaced or removed
             modules.update(self.modules)
+
+    def _restore_libraries(self, held):
+        """The thread's ``decimal`` context, the ``warnings`` filters and ``asyncio``'s event
+        loop policy, where those modules are loaded, through the C functions of ``_decimal``
+        and ``_warnings`` (a function a test put in a module's place is not called) and by
+        rebinding the modules' names."""
+        modules = self.modules_dict
+        decimal = modules.get("decimal")
+        if self.decimal_calls is None and type(decimal) is _MODULE:
+            self.decimal_calls = _decimal_calls(_MODULE_DICT(decimal))
+        if self.decimal_calls is not None:
+            get, put = self.decimal_calls
+            now = get()
+            if now is not self.context:
+                held.append(now)
+            if self.decimal is not None:
+                fresh = self.decimal.copy()
+            else:  # (the C type's own default, whatever class the test's context is)
+                fresh = next(k for k in _MRO(type(now)) if not _FLAGS(k) & _HEAPTYPE)()
+            put(fresh)
+            self.context = get()
+        warnings = modules.get("warnings")
+        if self.warnings is not None and type(warnings) is _MODULE:
+            names, (installed, start) = _MODULE_DICT(warnings), self.filters
+            now = names.get("filters")
+            if now is not installed or len(installed) != len(start) or any(
+                    a is not b for a, b in zip(installed, start)):
+                held += [now, list(installed)]
+                fresh = list(start)
+                names["filters"] = fresh
+                self.filters = (fresh, start)
+                self.filters_mutated()
+        events = modules.get("asyncio.events")
+        if type(events) is _MODULE:
+            names = _MODULE_DICT(events)
+            policy = names.get("_event_loop_policy")
+            if policy is not None:
+                held.append(policy)
+                names["_event_loop_policy"] = None
 
     def _restore_gc(self, held):
         """The collector's callbacks (the interpreter's own list, whatever ``gc.callbacks``
@@ -1605,8 +1668,8 @@ class Interpreter:
         if self.garbage:
             held.append(list(self.garbage))
             del self.garbage[:]
-        if gc.get_debug() != self.gc_debug:
-            gc.set_debug(self.gc_debug)
+        if _gc_get_debug() != self.gc_debug:
+            _gc_set_debug(self.gc_debug)
 
     def _restore_importers(self, held):
         """``sys.path_importer_cache`` as the start's, but for the interpreter's own finders a
@@ -1684,7 +1747,7 @@ def serve_resident(prog, before):
 
     ``before``: the interpreter's state at the child's start, taken in the zygote."""
     before.adopt()
-    start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_kb = _getrusage(_RUSAGE_SELF).ru_maxrss
     room = _lowest_free_fd()
     gate = Gate()
     gate.install()
@@ -1699,25 +1762,25 @@ def serve_resident(prog, before):
             # (within the grace, or past it the kill a child of its own had), never on a
             # later test's under its tight limit; what finalizers print goes to its own
             # outputs, not the next test's.
-            gc.collect()
+            _gc_collect()
             for stream in _open_streams():
                 try:
                     stream.flush()
                 except BaseException:
                     pass
         # (asked only now: a finalizer that collection ran may have started a thread)
-        if _thread._count():
+        if _thread_count():
             return status
-        gc.freeze()
+        _gc_freeze()
         try:
             if before.retiring():
                 # an audit hook the test added sees every later event, the restore's and the
                 # next test's: no restore runs (none can take it out); the next test, handed
                 # over, is run again at once as a new child's first
-                os.write(5, b"d")
-                os.read(4, 1)
+                _os_write(5, b"d")
+                _os_read(4, 1)
                 return 0
-            grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb
+            grown = _getrusage(_RUSAGE_SELF).ru_maxrss - start_kb
             # The interpreter is restored before "done", on the finished test's time (its
             # report is written: the zygote sends no interrupt then, and allows what
             # follows as it allows a lone child's exit), never on the next test's: under
@@ -1729,8 +1792,8 @@ def serve_resident(prog, before):
             # a finished test that left files open (an event loop's selector, a held mmap's
             # dup) would take them from every later test's RLIMIT_NOFILE: its child retires
             leaked = _lowest_free_fd() > room
-            os.write(5, b"d")
-            if os.read(4, 1) != b"g":
+            _os_write(5, b"d")
+            if _os_read(4, 1) != b"g":
                 return 0
             if grown * 1024 > prog.memory // 2 or leaked:
                 # the next test, handed over, is run again at once as a new child's first,
@@ -1742,8 +1805,8 @@ def serve_resident(prog, before):
 
 def _lowest_free_fd():
     """The lowest file descriptor free in this process (what the next ``open`` gets)."""
-    fd = os.dup(0)
-    os.close(fd)
+    fd = _dup(0)
+    _close(fd)
     return fd
 
 
