@@ -59,7 +59,7 @@ import itertools  # noqa: F401
 import json
 import marshal
 import math  # noqa: F401
-import operator  # noqa: F401
+import operator
 import os
 import re  # noqa: F401
 import resource
@@ -113,6 +113,7 @@ _SIG_SETMASK, _SIG_UNBLOCK = _signal.SIG_SETMASK, _signal.SIG_UNBLOCK
 _dup, _dup2, _close, _chdir, _umask, _os_read, _os_write = os.dup, os.dup2, os.close, os.chdir, os.umask, os.read, os.write
 _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 _thread_count = _thread._count
+_is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
 
 #: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
@@ -1455,6 +1456,7 @@ class Interpreter:
         self.gc_debug = gc.get_debug()
         #: every signal's handler that python knows (SIGKILL's and SIGSTOP's cannot change)
         self.handlers = [(s, h) for s in signal.valid_signals() if (h := _getsignal(s)) is not None]
+        self.signums, self.signal_handlers = tuple(s for s, _ in self.handlers), tuple(h for _, h in self.handlers)
         self.wakeup = _set_wakeup_fd(-1)
         _set_wakeup_fd(self.wakeup)
         self.mask = None
@@ -1518,11 +1520,12 @@ class Interpreter:
         _setprofile(None)
         for which in _ITIMERS:
             _setitimer(which, 0)
-        for signum, handler in self.handlers:
-            now = _getsignal(signum)
-            if now is not handler:
-                held.append(now)
-                _setsignal(signum, handler)
+        if any(map(_is_not, map(_getsignal, self.signums), self.signal_handlers)):
+            for signum, handler in self.handlers:
+                now = _getsignal(signum)
+                if now is not handler:
+                    held.append(now)
+                    _setsignal(signum, handler)
         _set_wakeup_fd(self.wakeup)
         if self.mask is not None:
             _sigmask(_SIG_SETMASK, self.mask)
@@ -1571,8 +1574,7 @@ class Interpreter:
             held.append(dict(modules))
         for name, (installed, start) in self.lists.items():
             now = sysd.get(name)
-            if now is not installed or len(installed) != len(start) or any(
-                    a is not b for a, b in zip(installed, start)):
+            if now is not installed or len(installed) != len(start) or any(map(_is_not, installed, start)):
                 held += [now, list(installed)]
                 fresh = list(start)
                 sysd[name] = fresh
@@ -1606,8 +1608,9 @@ class Interpreter:
         _gc_set_threshold(*self.thresholds)
         _setswitchinterval(self.switch)
         if self.reseed is not None:
+            # (256 bits of the kernel's randomness: seed(None) reads 2.5 KB, 8 us a test)
             seed, inst, attributes = self.reseed
-            seed(inst, None)
+            seed(inst, _from_bytes(_urandom(32), "little"))
             attributes["gauss_next"] = None
         if modules_changed:
             # a module of the child's start that a test replaced or removed
@@ -1637,8 +1640,7 @@ class Interpreter:
         if self.warnings is not None and type(warnings) is _MODULE:
             names, (installed, start) = _MODULE_DICT(warnings), self.filters
             now = names.get("filters")
-            if now is not installed or len(installed) != len(start) or any(
-                    a is not b for a, b in zip(installed, start)):
+            if now is not installed or len(installed) != len(start) or any(map(_is_not, installed, start)):
                 held += [now, list(installed)]
                 fresh = list(start)
                 names["filters"] = fresh
@@ -1659,7 +1661,7 @@ class Interpreter:
         if names.get("callbacks") is not callbacks:
             held.append(names.get("callbacks"))
             names["callbacks"] = callbacks
-        if len(callbacks) != len(self.callbacks) or any(a is not b for a, b in zip(callbacks, self.callbacks)):
+        if len(callbacks) != len(self.callbacks) or any(map(_is_not, callbacks, self.callbacks)):
             held.append(list(callbacks))
             callbacks[:] = self.callbacks
         if names.get("garbage") is not self.garbage:
