@@ -98,19 +98,25 @@ _C_LONG = (-(1 << 63), 1 << 63)
 # (``os.chdir = f``, ``signal.setitimer = f``), and a call read from the module at the restore
 # then ran the program's code on the next test's streams.
 _MODULE = types.ModuleType
-_FILE_IO, _BUFFERED_READER, _BUFFERED_WRITER, _TEXT_IO = _io.FileIO, _io.BufferedReader, _io.BufferedWriter, _io.TextIOWrapper
-_settrace, _setprofile, _gettrace, _getprofile = sys.settrace, sys.setprofile, sys.gettrace, sys.getprofile
+_FILE_IO, _BUFFERED_READER, _BUFFERED_WRITER = _io.FileIO, _io.BufferedReader, _io.BufferedWriter
+_TEXT_IO = _io.TextIOWrapper
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_gettrace, _getprofile = sys.gettrace, sys.getprofile
 _setrecursionlimit, _set_int_max_str_digits = sys.setrecursionlimit, sys.set_int_max_str_digits
-_setswitchinterval, _set_origin_depth = sys.setswitchinterval, sys.set_coroutine_origin_tracking_depth
+_setswitchinterval = sys.setswitchinterval
+_set_origin_depth = sys.set_coroutine_origin_tracking_depth
 _get_asyncgen_hooks, _set_asyncgen_hooks = sys.get_asyncgen_hooks, sys.set_asyncgen_hooks
-_gc_enable, _gc_set_threshold, _gc_get_debug, _gc_set_debug = gc.enable, gc.set_threshold, gc.get_debug, gc.set_debug
+_gc_enable, _gc_set_threshold = gc.enable, gc.set_threshold
+_gc_get_debug, _gc_set_debug = gc.get_debug, gc.set_debug
 _gc_collect, _gc_freeze = gc.collect, gc.freeze
-#: (``_signal``'s own functions: ``signal.getsignal`` is a Python wrapper that makes an enum, ~0.4 us a call)
+#: (``_signal``'s own functions: ``signal.getsignal`` is a Python wrapper that makes an enum,
+#: ~0.4 us a call)
 _getsignal, _setsignal, _setitimer = _signal.getsignal, _signal.signal, _signal.setitimer
 _set_wakeup_fd, _sigmask = _signal.set_wakeup_fd, _signal.pthread_sigmask
 _ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
 _SIG_SETMASK, _SIG_UNBLOCK = _signal.SIG_SETMASK, _signal.SIG_UNBLOCK
-_dup, _dup2, _close, _chdir, _umask, _os_read, _os_write = os.dup, os.dup2, os.close, os.chdir, os.umask, os.read, os.write
+_dup, _dup2, _close, _chdir, _umask = os.dup, os.dup2, os.close, os.chdir, os.umask
+_os_read, _os_write = os.read, os.write
 _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 _thread_count = _thread._count
 _is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
@@ -1019,7 +1025,8 @@ def _held_files(namespace):
 
 def _walk_for_files(namespace, found):
     seen = set()
-    stack = [(value, 0) for value in reversed(list(itertools.islice(namespace.values(), _HELD_FILES_WALK)))]
+    first = list(itertools.islice(namespace.values(), _HELD_FILES_WALK))
+    stack = [(value, 0) for value in reversed(first)]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
         key = _IDENTITY(value)
@@ -1077,7 +1084,8 @@ def _attribute_values(value, kind):
         descriptor = _CLASS_DICT(klass).get("__dict__")
         if descriptor is None:
             continue
-        if type(descriptor) is not types.GetSetDescriptorType and type(descriptor) is not types.MemberDescriptorType:
+        kind_of = type(descriptor)
+        if kind_of is not types.GetSetDescriptorType and kind_of is not types.MemberDescriptorType:
             return []
         try:
             attributes = descriptor.__get__(value, kind)
@@ -1456,7 +1464,8 @@ class Interpreter:
         self.gc_debug = gc.get_debug()
         #: every signal's handler that python knows (SIGKILL's and SIGSTOP's cannot change)
         self.handlers = [(s, h) for s in signal.valid_signals() if (h := _getsignal(s)) is not None]
-        self.signums, self.signal_handlers = tuple(s for s, _ in self.handlers), tuple(h for _, h in self.handlers)
+        self.signums = tuple(s for s, _ in self.handlers)
+        self.signal_handlers = tuple(h for _, h in self.handlers)
         self.wakeup = _set_wakeup_fd(-1)
         _set_wakeup_fd(self.wakeup)
         self.mask = None
