@@ -38,6 +38,7 @@ decodes it as JSON).
 """
 
 import _io
+import _json
 import _signal
 import _thread
 import array  # noqa: F401
@@ -120,6 +121,38 @@ _os_read, _os_write = os.read, os.write
 _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 _thread_count = _thread._count
 _is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
+# ... and the calls that read each test's arguments and write its report: a test that rebound
+# ``json.dumps`` or ``os.write`` wrote every later test's returned value in a resident child (AC
+# where a child per test is WA). JSON through the C encoder and scanner themselves (``json.dumps``
+# reads its module's globals, ``_default_encoder`` among them, at each call).
+_fstat, _ftruncate, _lseek, _SEEK_SET = os.fstat, os.ftruncate, os.lseek, os.SEEK_SET
+_atexit_count, _atexit_run, _atexit_clear = atexit._ncallbacks, atexit._run_exitfuncs, atexit._clear
+
+
+def _no_default(value):
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: json.dumps's output (separators, ensure_ascii, allow_nan), without and with sort_keys
+_ENCODE = _json.make_encoder(None, _no_default, _json.encode_basestring_ascii, None,
+                             ": ", ", ", False, False, True)
+_ENCODE_SORTED = _json.make_encoder(None, _no_default, _json.encode_basestring_ascii, None,
+                                    ": ", ", ", True, False, True)
+_SCAN = json.decoder.JSONDecoder().scan_once  # (the C scanner, its hooks taken at its making)
+_join = "".join
+
+
+def _dumps(value, encode=_ENCODE):
+    return _join(encode(value, 0))
+
+
+def _loads(data):
+    """json.loads of UTF-8 bytes the pool wrote (no leading whitespace)."""
+    text = data.decode("utf-8")
+    value, end = _SCAN(text, 0)
+    if text[end:].strip():
+        raise ValueError(f"extra data at {end}")
+    return value
 
 #: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
@@ -627,14 +660,14 @@ def normalise(value, depth=0):
             if isinstance(k, str):
                 key = str(k)
             elif k is None or isinstance(k, (bool, int, float)):
-                key = json.dumps(k)
+                key = _dumps(k)
             else:
                 key = repr(k)
             out[key] = normalise(v, depth + 1)
         return out
     if isinstance(value, (set, frozenset)):
         items = [normalise(v, depth + 1) for v in value]
-        items.sort(key=lambda x: json.dumps(x, sort_keys=True))
+        items.sort(key=lambda x: _dumps(x, _ENCODE_SORTED))
         return {"$set": items}
     if isinstance(value, (bytes, bytearray)):
         return {"$bytes": bytes(value).hex()}
@@ -756,14 +789,14 @@ def execute(prog, gate=None, state=None):
         if prog.kind == "call":
             # fd 0 is the test's sealed memory file: one read of its size (a read of
             # 1 MiB at a time would map and unmap a 1 MiB buffer twice per test)
-            size = os.fstat(0).st_size
-            data = os.read(0, size) if size else b""
+            size = _fstat(0).st_size
+            data = _os_read(0, size) if size else b""
             if not size or len(data) != size:  # not a memory file after all: read to EOF
                 chunks = [data]
-                while chunk := os.read(0, 1 << 16):
+                while chunk := _os_read(0, 1 << 16):
                     chunks.append(chunk)
                 data = b"".join(chunks)
-            args, kwargs = json.loads(data)
+            args, kwargs = _loads(data)
         if trace is not None:
             sys.settrace(trace)
         start_all = _clock_gettime(_PROCESS_CLOCK)
@@ -873,9 +906,9 @@ def _program_exit(namespace, state=None):
                 except BaseException as exc:
                     _ignored(exc)
         _join_threads(threading, state)
-    if atexit._ncallbacks():
-        atexit._run_exitfuncs()
-        atexit._clear()
+    if _atexit_count():
+        _atexit_run()
+        _atexit_clear()
         weakref = sys.modules.get("weakref")
         if weakref is not None:
             # weakref.finalize's exit hook ends every finalizer of the process for good
@@ -1152,19 +1185,19 @@ def _write_report(report, gate):
         if late:
             report["late"] = True
         try:
-            data = json.dumps(report).encode()
+            data = _dumps(report).encode()
         except BaseException:
-            data = json.dumps({"exc": report.get("exc"), "unserialisable": True, "late": late}).encode()
+            data = _dumps({"exc": report.get("exc"), "unserialisable": True, "late": late}).encode()
         if written:
             try:
-                os.ftruncate(3, 0)
-                os.lseek(3, 0, os.SEEK_SET)
+                _ftruncate(3, 0)
+                _lseek(3, 0, _SEEK_SET)
             except BaseException:
                 pass
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(3, view):]
+                view = view[_os_write(3, view):]
             except BaseException:
                 break
         written = True

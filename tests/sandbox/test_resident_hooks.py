@@ -63,3 +63,36 @@ async def test_a_hook_an_earlier_test_left_does_not_answer_a_later_test(case: st
     resident = await run(program, tests, LIMITS)
     full = await run(program, tests, LIMITS, loop_factor=0)
     assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone), cpu(full))
+
+
+#: a call program that, for its first test, rebinds a function of a module the harness uses to write
+#: every later report: returns "YES" for "a", nothing for "b"
+REPORT_WRITER = {
+    "json_dumps": ("        import json\n        dumps = json.dumps\n"
+                   "        def forge(report, *a, **k):\n"
+                   "            if 'value' in report:\n                report = {**report, 'value': 'YES'}\n"
+                   "            return dumps(report, *a, **k)\n"
+                   "        json.dumps = forge\n"),
+    "os_write": ("        import os\n        write = os.write\n"
+                 "        def forge(fd, data):\n"
+                 "            if fd == 3 and bytes(data[:1]) == b'{':\n"
+                 "                write(fd, b'{\"value\": \"YES\"}')\n"
+                 "                return len(data)\n"
+                 "            return write(fd, data)\n"
+                 "        os.write = forge\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPORT_WRITER))
+async def test_a_function_an_earlier_test_rebound_does_not_write_a_later_tests_report(case: str) -> None:
+    """A resident child's harness writes each report with functions taken at the worker's start (the
+    C JSON encoder, os's): a test that rebound ``json.dumps`` or ``os.write`` forged every later test's
+    returned value (resident AC where a child per test gives WA)."""
+    source = "def f(s):\n    if s == 'a':\n" + REPORT_WRITER[case] + "        return 'YES'\n    return None\n"
+    program = Program(source=source, kind="call", entry_point="f")
+    tests = [Test(id="t1", args=["a"], expected="YES"), Test(id="t2", args=["b"], expected="YES")]
+    alone = await run(program, tests, LIMITS, resident=False)
+    assert [r.verdict for r in alone] == [Verdict.AC, Verdict.WA], [(r.verdict.value, r.stderr) for r in alone]
+    resident = await run(program, tests, LIMITS)
+    full = await run(program, tests, LIMITS, loop_factor=0)
+    assert within_the_promise(resident, alone, full), (cpu(resident), cpu(alone), cpu(full))
