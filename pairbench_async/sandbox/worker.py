@@ -119,7 +119,7 @@ _SIG_SETMASK, _SIG_UNBLOCK = _signal.SIG_SETMASK, _signal.SIG_UNBLOCK
 _dup, _dup2, _close, _chdir, _umask = os.dup, os.dup2, os.close, os.chdir, os.umask
 _os_read, _os_write = os.read, os.write
 _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
-_thread_count = _thread._count
+_thread_count, _get_ident, _LOCK = _thread._count, _thread.get_ident, _thread.LockType
 _is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
 # ... and the calls that read each test's arguments and write its report: a test that rebound
 # ``json.dumps`` or ``os.write`` wrote every later test's returned value in a resident child (AC
@@ -888,17 +888,19 @@ def _program_exit(namespace, state=None):
     program's time, the gate armed, as the interpreter's exit is. An exception a hook raises
     is printed and the end goes on, as the interpreter's; a standard stream whose flush raises
     fails the program (its exit status is 120)."""
-    threading = sys.modules.get("threading")
-    futures = sys.modules.get("concurrent.futures.thread")
+    # (the modules' names read through their dicts, and written there: a function or class an
+    # earlier test of a resident child put in threading's place is not called here)
+    threading = _module_names(sys.modules.get("threading"))
+    futures = _module_names(sys.modules.get("concurrent.futures.thread"))
     if threading is not None:
         # the interpreter's threading._shutdown: its exit hooks first (concurrent.futures'
         # wakes a ThreadPoolExecutor's idle workers, which would wait forever), then the join
-        hooks = list(getattr(threading, "_threading_atexits", []))
+        registered = threading.get("_threading_atexits")
+        hooks = list(registered) if type(registered) is list else []
         if hooks:
-            threading._SHUTTING_DOWN = True
+            threading["_SHUTTING_DOWN"] = True
             if state is not None:
-                kept = _library_hooks(hooks, state.thread_hooks)
-                threading._threading_atexits[:] = kept
+                registered[:] = _library_hooks(hooks, state.thread_hooks)
                 state.held.append(hooks)
             for hook in reversed(hooks):
                 try:
@@ -909,17 +911,18 @@ def _program_exit(namespace, state=None):
     if _atexit_count():
         _atexit_run()
         _atexit_clear()
-        weakref = sys.modules.get("weakref")
-        if weakref is not None:
+        weakref = _module_names(sys.modules.get("weakref"))
+        finalize = weakref.get("finalize") if weakref is not None else None
+        if type(finalize) is type:
             # weakref.finalize's exit hook ends every finalizer of the process for good
             # (its _shutdown): a resident child's next test must have working ones
-            weakref.finalize._shutdown = False
-            weakref.finalize._registered_with_atexit = False
+            type.__setattr__(finalize, "_shutdown", False)
+            type.__setattr__(finalize, "_registered_with_atexit", False)
     # (put back only now: the atexit handlers ran in the interpreter's shutdown state)
     if threading is not None:
-        threading._SHUTTING_DOWN = False
+        threading["_SHUTTING_DOWN"] = False
         if futures is not None:
-            futures._shutdown = False
+            futures["_shutdown"] = False
     failed = None
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name, None)
@@ -975,34 +978,33 @@ def _library_hooks(hooks, start):
 
 
 def _join_threads(threading, state):
-    """``threading._shutdown``'s join (python 3.11): the main thread's tstate lock released and
-    the thread stopped (a thread in ``main_thread().join()`` returns), then every lock of
-    ``_shutdown_locks`` waited for, again until none is left (a thread joined may start
-    another). For a resident child's next test the main thread is made alive again: its lock
-    taken back (where that fails, ``state.retire``)."""
-    current = threading.current_thread()
-    main = threading.main_thread()
+    """``threading._shutdown``'s join (python 3.11), on ``threading``'s names (its module dict):
+    the main thread's tstate lock released and the thread stopped, as ``Thread._stop`` does (a
+    thread in ``main_thread().join()`` returns), then every lock of ``_shutdown_locks`` waited
+    for, again until none is left (a thread joined may start another). For a resident child's
+    next test the main thread is made alive again: its lock taken back (where that fails,
+    ``state.retire``). The thread's attributes are read and written in its own ``__dict__``,
+    and only the interpreter's locks are taken: no method a test could have replaced runs."""
+    main = _instance_dict(threading.get("_main_thread"))
+    guard, pending = threading.get("_shutdown_locks_lock"), threading.get("_shutdown_locks")
+    if main is None or type(guard) is not _LOCK or type(pending) is not set:
+        return  # (not python 3.11's threading)
     lock = None
-    if current is main and getattr(main, "_is_stopped", True) is False:
-        lock = getattr(main, "_tstate_lock", None)
-        if lock is not None and lock.locked():
+    if main.get("_ident") == _get_ident() and main.get("_is_stopped") is False:
+        lock = main.get("_tstate_lock")
+        if type(lock) is _LOCK and lock.locked():
             lock.release()
-            main._stop()
+            main["_is_stopped"] = True
+            main["_tstate_lock"] = None
         else:
             lock = None
     try:
-        guard = getattr(threading, "_shutdown_locks_lock", None)
-        pending = getattr(threading, "_shutdown_locks", None)
-        if guard is None or pending is None:  # (not python 3.11's threading: its join)
-            for thread in threading.enumerate():
-                if thread is not current and not thread.daemon:
-                    thread.join()
-            return
         while True:
             with guard:
                 locks = list(pending)
                 pending.clear()
-            locks = [each for each in locks if lock is not None or each is not main._tstate_lock]
+            held = main.get("_tstate_lock")  # (still held when not released above: not waited for)
+            locks = [each for each in locks if type(each) is _LOCK and each is not held]
             if not locks:
                 break
             for each in locks:
@@ -1015,10 +1017,33 @@ def _join_threads(threading, state):
             if state is not None:
                 state.retire = True
             if lock.acquire(timeout=0.1):
-                main._tstate_lock = lock
-                main._is_stopped = False
+                main["_tstate_lock"] = lock
+                main["_is_stopped"] = False
                 if state is not None:
                     state.retire = retire
+
+
+def _module_names(module):
+    """A module's dict (read without a module subclass's ``__getattribute__``), or None."""
+    return _MODULE_DICT(module) if module is not None and _SUBTYPE(_MODULE, type(module)) else None
+
+
+def _instance_dict(value):
+    """``value``'s own ``__dict__``, through the interpreter's descriptor found along its type's
+    MRO (no code of the program's), or None."""
+    kind = type(value)
+    for klass in _MRO(kind):
+        descriptor = _CLASS_DICT(klass).get("__dict__")
+        if descriptor is None:
+            continue
+        if type(descriptor) is not types.GetSetDescriptorType:
+            return None
+        try:
+            attributes = descriptor.__get__(value, kind)
+        except Exception:
+            return None
+        return attributes if type(attributes) is dict else None
+    return None
 
 
 def _ignored(exc):

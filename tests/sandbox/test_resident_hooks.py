@@ -42,6 +42,11 @@ CASES = {
     "threading_settrace": ("    import threading\n    threading.settrace(lambda *a: answer())\n",
                            "else:\n    import threading\n    t = threading.Thread(target=len, args=('',))\n"
                            "    t.start()\n    t.join()\n"),
+    # a stdin program's end (threading._shutdown's work) calls none of threading's functions
+    "threading_main_thread_rebound": ("    import threading\n    main = threading.main_thread\n"
+                                      "    threading.main_thread = lambda: (answer(), main())[1]\n"
+                                      "    threading.current_thread = threading.main_thread\n",
+                                      "else:\n    import threading\n"),
     "os_environ": ("    import os\n    os.environ['ANSWER'] = 'YES'\n",
                    "else:\n    import os\n    if os.environ.get('ANSWER'):\n        print(os.environ['ANSWER'])\n"),
     "gc_debug_saveall": ("    import gc\n    gc.set_debug(gc.DEBUG_SAVEALL)\n",
