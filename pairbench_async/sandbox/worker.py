@@ -56,7 +56,7 @@ import functools
 import gc
 import heapq  # noqa: F401
 import io
-import itertools  # noqa: F401
+import itertools
 import json
 import marshal
 import math  # noqa: F401
@@ -120,6 +120,7 @@ _dup, _dup2, _close, _chdir, _umask = os.dup, os.dup2, os.close, os.chdir, os.um
 _os_read, _os_write = os.read, os.write
 _getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
 _thread_count, _get_ident, _LOCK = _thread._count, _thread.get_ident, _thread.LockType
+_islice, _chain = itertools.islice, itertools.chain
 _is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
 # ... and the calls that read each test's arguments and write its report: a test that rebound
 # ``json.dumps`` or ``os.write`` wrote every later test's returned value in a resident child (AC
@@ -774,7 +775,7 @@ def execute(prog, gate=None, state=None):
         # the program's module, as python runs a file: a module object registered in
         # sys.modules under its name, with ``__file__`` (``pickle`` finds ``__main__.P`` there;
         # the resident restore puts the start's ``__main__`` back)
-        module = types.ModuleType("__main__" if prog.kind == "stdio" else "solution")
+        module = _MODULE("__main__" if prog.kind == "stdio" else "solution")
         g = _MODULE_DICT(module)
         g["__file__"] = filename
         g["__builtins__"] = builtins
@@ -798,7 +799,7 @@ def execute(prog, gate=None, state=None):
                 data = b"".join(chunks)
             args, kwargs = _loads(data)
         if trace is not None:
-            sys.settrace(trace)
+            _settrace(trace)
         start_all = _clock_gettime(_PROCESS_CLOCK)
         start = _clock_gettime(_CPU_CLOCK)
         try:
@@ -824,7 +825,7 @@ def execute(prog, gate=None, state=None):
             if "work_us" not in report:
                 _work(report, start, start_all)
             if trace is not None:
-                sys.settrace(None)
+                _settrace(None)
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -1083,7 +1084,7 @@ def _held_files(namespace):
 
 def _walk_for_files(namespace, found):
     seen = set()
-    first = list(itertools.islice(namespace.values(), _HELD_FILES_WALK))
+    first = list(_islice(namespace.values(), _HELD_FILES_WALK))
     stack = [(value, 0) for value in reversed(first)]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
@@ -1109,7 +1110,7 @@ def _walk_for_files(namespace, found):
             held.extend(_attribute_values(value, kind))
         else:
             room = max(0, _HELD_FILES_WALK - len(seen) - len(stack))
-            held = list(itertools.islice(held, room))
+            held = list(_islice(held, room))
         stack.extend((v, depth + 1) for v in reversed(held))
 
 
@@ -1124,13 +1125,13 @@ def _held_by(value):
     if any(kind is container for container in _CONTAINERS):
         return iter(value)
     if kind is dict:
-        return itertools.chain(value.keys(), value.values())
+        return _chain(value.keys(), value.values())
     if kind is types.FunctionType:
         cells = value.__closure__ or ()
-        return itertools.chain(_cell_contents(cells), value.__defaults__ or (),
+        return _chain(_cell_contents(cells), value.__defaults__ or (),
                                (value.__kwdefaults__ or {}).values())
     if kind is _PARTIAL:
-        return itertools.chain((value.func,), value.args, value.keywords.values())
+        return _chain((value.func,), value.args, value.keywords.values())
     return None
 
 
