@@ -1410,6 +1410,9 @@ def _fresh_stream(spec, fd):
 
 
 _STREAM_NAMES = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+#: _Unseekable's own attributes: a test reaches the class (``type(sys.stderr.buffer.raw)``), and
+#: a method it put there would run when the restore makes the next test's streams
+_UNSEEKABLE = dict(_CLASS_DICT(_Unseekable))
 _BUILTIN_NAME = types.BuiltinFunctionType.__dict__["__name__"].__get__
 _FLAGS = type.__dict__["__flags__"].__get__
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
@@ -1652,6 +1655,14 @@ class Interpreter:
         self._restore_environ(held)
         if held:
             self.held.append(held)
+        names = _CLASS_DICT(_Unseekable)
+        if len(names) != len(_UNSEEKABLE) or any(names.get(k) is not v for k, v in _UNSEEKABLE.items()):
+            held.append(dict(names))
+            for key in [key for key in names if key not in _UNSEEKABLE]:
+                type.__delattr__(_Unseekable, key)
+            for key, value in _UNSEEKABLE.items():
+                if names.get(key) is not value:
+                    type.__setattr__(_Unseekable, key, value)
         # the test's streams go first: its own file on fd 0 or 1 (``sys.stdin = open(0)``)
         # closes that fd when it goes, so the copies are put back after, and the fresh
         # streams made last, on open fds
