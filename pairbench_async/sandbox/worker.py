@@ -1088,23 +1088,25 @@ def _walk_for_files(namespace, found):
     stack = [(value, 0) for value in reversed(first)]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
+        kind = type(value)
+        if _IDENTITY(kind) in _ATOMS:  # (most values: nothing to flush, nothing held)
+            continue
         key = _IDENTITY(value)
         if key in seen:
             continue
         seen.add(key)
-        kind = type(value)
-        if _SUBTYPE(_io._IOBase, kind):
+        if _SUBTYPE(_IOBASE, kind):
             found.append(value)
             continue
-        if depth >= 2 or _SUBTYPE(types.ModuleType, kind):
+        if depth >= 2 or _SUBTYPE(_MODULE, kind):
             continue
-        if kind is types.MethodType:
+        if kind is _METHOD:
             stack.append((_METHOD_SELF(value), depth + 1))
             continue
-        if kind is types.BuiltinMethodType:
+        if kind is _BUILTIN_METHOD:
             stack.append((_BUILTIN_SELF(value), depth + 1))
             continue
-        held = _held_by(value)
+        held = _held_by(value, kind)
         if held is None:
             held = _slot_values(value, kind)
             held.extend(_attribute_values(value, kind))
@@ -1114,19 +1116,24 @@ def _walk_for_files(namespace, found):
         stack.extend((v, depth + 1) for v in reversed(held))
 
 
-#: containers whose iteration is the interpreter's own (a subclass may run the program's code)
-_CONTAINERS = (list, tuple, set, frozenset, collections.deque)
+#: containers whose iteration is the interpreter's own (a subclass may run the program's code),
+#: and the types whose values hold nothing, both by identity (a type's own ``__eq__`` and
+#: ``__hash__`` may be a metaclass's, the program's)
+_CONTAINERS = frozenset(map(_IDENTITY, (list, tuple, set, frozenset, collections.deque)))
+_ATOMS = frozenset(map(_IDENTITY, (str, int, float, complex, bool, bytes, type(None), range,
+                                   type(Ellipsis), type(NotImplemented))))
+_IOBASE, _METHOD, _FUNCTION = _io._IOBase, types.MethodType, types.FunctionType
+_BUILTIN_METHOD = types.BuiltinMethodType
 
 
-def _held_by(value):
+def _held_by(value, kind):
     """What a builtin container, a function's closure and defaults, or a ``functools.partial``
     holds (an iterator that runs no code of the program's), else ``None``."""
-    kind = type(value)
-    if any(kind is container for container in _CONTAINERS):
+    if _IDENTITY(kind) in _CONTAINERS:
         return iter(value)
     if kind is dict:
         return _chain(value.keys(), value.values())
-    if kind is types.FunctionType:
+    if kind is _FUNCTION:
         cells = value.__closure__ or ()
         return _chain(_cell_contents(cells), value.__defaults__ or (),
                                (value.__kwdefaults__ or {}).values())
