@@ -1532,7 +1532,9 @@ class Interpreter:
         self.garbage = gc.garbage
         self.gc_debug = gc.get_debug()
         #: every signal's handler that python knows (SIGKILL's and SIGSTOP's cannot change)
-        self.handlers = [(s, h) for s in signal.valid_signals() if (h := _getsignal(s)) is not None]
+        #: (not SIG_INTERRUPT's: the Gate's, put back by Gate.install after each restore)
+        self.handlers = [(s, h) for s in signal.valid_signals()
+                         if s != SIG_INTERRUPT and (h := _getsignal(s)) is not None]
         self.signums = tuple(s for s, _ in self.handlers)
         self.signal_handlers = tuple(h for _, h in self.handlers)
         self.wakeup = _set_wakeup_fd(-1)
@@ -1598,6 +1600,9 @@ class Interpreter:
         _setprofile(None)
         for which in _ITIMERS:
             _setitimer(which, 0)
+        gate = _getsignal(SIG_INTERRUPT)
+        if type(gate) is not Gate:  # (a test's handler, which Gate.install replaces: held)
+            held.append(gate)
         if any(map(_is_not, map(_getsignal, self.signums), self.signal_handlers)):
             for signum, handler in self.handlers:
                 now = _getsignal(signum)
