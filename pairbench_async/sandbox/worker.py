@@ -1598,12 +1598,15 @@ class Interpreter:
                 held.append(hook)
         _settrace(None)
         _setprofile(None)
-        for which in _ITIMERS:
-            _setitimer(which, 0)
         gate = _getsignal(SIG_INTERRUPT)
         if type(gate) is not Gate:  # (a test's handler, which Gate.install replaces: held)
             held.append(gate)
         if any(map(_is_not, map(_getsignal, self.signums), self.signal_handlers)):
+            # the interval timers disarmed where a handler changed (one left armed with the
+            # start's handlers, the default action, ends the child in a later test, which is
+            # then run again in a new child: 1 us a test spared)
+            for which in _ITIMERS:
+                _setitimer(which, 0)
             for signum, handler in self.handlers:
                 now = _getsignal(signum)
                 if now is not handler:
