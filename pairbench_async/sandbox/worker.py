@@ -1452,7 +1452,7 @@ class Interpreter:
 
     And every hook or callback through which the interpreter calls code a test left, in a
     later test (attack 7: each printed that test's answer): ``gc.callbacks`` and the
-    collector's debug flags, every signal's handler, the interval timers (disarmed), the
+    collector's debug flags, every signal's handler, the interval timers (disarmed where a handler changed), the
     wakeup fd and the signal mask, ``sys``'s except, display, breakpoint and unraisable
     hooks, its async generator hooks and coroutine origin tracking, ``sys.meta_path``,
     ``sys.path_hooks`` and the finders in ``sys.path_importer_cache`` that are not the
