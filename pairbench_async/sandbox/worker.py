@@ -38,6 +38,8 @@ decodes it as JSON).
 """
 
 import _io
+import _json
+import _signal
 import _thread
 import array  # noqa: F401
 import atexit
@@ -54,11 +56,11 @@ import functools
 import gc
 import heapq  # noqa: F401
 import io
-import itertools  # noqa: F401
+import itertools
 import json
 import marshal
 import math  # noqa: F401
-import operator  # noqa: F401
+import operator
 import os
 import re  # noqa: F401
 import resource
@@ -74,6 +76,84 @@ from time import CLOCK_THREAD_CPUTIME_ID as _CPU_CLOCK
 from time import clock_gettime as _clock_gettime
 
 IMPORT_NAME = opmap["IMPORT_NAME"]
+
+# What the harness reads of a program's objects without running any code of the program's: a
+# class's MRO and dict (no metaclass's property), a module's dict (no module subclass's
+# __getattribute__), whether one class derives from another (type.__subclasscheck__ is
+# PyType_IsSubtype: no metaclass's __subclasscheck__ nor __bases__), a bound method's object,
+# and an identity key (``id`` raises the ``builtins.id`` audit event, which a program's audit
+# hook sees; object.__hash__ is the same pointer, unaudited)
+_MRO = type.__dict__["__mro__"].__get__
+_CLASS_DICT = type.__dict__["__dict__"].__get__
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"].__get__
+_SUBTYPE = type.__subclasscheck__
+_METHOD_SELF = types.MethodType.__dict__["__self__"].__get__
+_BUILTIN_SELF = types.BuiltinMethodType.__dict__["__self__"].__get__
+_IDENTITY = object.__hash__
+_PARTIAL = functools.partial
+#: python takes an integer exit code through PyLong_AsLong: outside its range, status 255
+_C_LONG = (-(1 << 63), 1 << 63)
+
+# The calls a resident child's harness makes between tests (Interpreter.restore, serve_resident),
+# taken at the worker's start, before any program runs: a test may rebind a module's attribute
+# (``os.chdir = f``, ``signal.setitimer = f``), and a call read from the module at the restore
+# then ran the program's code on the next test's streams.
+_MODULE = types.ModuleType
+_FILE_IO, _BUFFERED_READER, _BUFFERED_WRITER = _io.FileIO, _io.BufferedReader, _io.BufferedWriter
+_TEXT_IO = _io.TextIOWrapper
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_gettrace, _getprofile = sys.gettrace, sys.getprofile
+_setrecursionlimit, _set_int_max_str_digits = sys.setrecursionlimit, sys.set_int_max_str_digits
+_setswitchinterval = sys.setswitchinterval
+_set_origin_depth = sys.set_coroutine_origin_tracking_depth
+_get_asyncgen_hooks, _set_asyncgen_hooks = sys.get_asyncgen_hooks, sys.set_asyncgen_hooks
+_gc_enable, _gc_set_threshold = gc.enable, gc.set_threshold
+_gc_get_debug, _gc_set_debug = gc.get_debug, gc.set_debug
+_gc_collect, _gc_freeze = gc.collect, gc.freeze
+#: (``_signal``'s own functions: ``signal.getsignal`` is a Python wrapper that makes an enum,
+#: ~0.4 us a call)
+_getsignal, _setsignal, _setitimer = _signal.getsignal, _signal.signal, _signal.setitimer
+_set_wakeup_fd, _sigmask = _signal.set_wakeup_fd, _signal.pthread_sigmask
+_ITIMERS = (_signal.ITIMER_REAL, _signal.ITIMER_VIRTUAL, _signal.ITIMER_PROF)
+_SIG_SETMASK, _SIG_UNBLOCK = _signal.SIG_SETMASK, _signal.SIG_UNBLOCK
+_dup, _dup2, _close, _chdir, _umask = os.dup, os.dup2, os.close, os.chdir, os.umask
+_os_read, _os_write = os.read, os.write
+_getrusage, _RUSAGE_SELF = resource.getrusage, resource.RUSAGE_SELF
+_thread_count, _get_ident, _LOCK = _thread._count, _thread.get_ident, _thread.LockType
+_islice, _chain = itertools.islice, itertools.chain
+_is_not, _urandom, _from_bytes = operator.is_not, os.urandom, int.from_bytes
+# ... and the calls that read each test's arguments and write its report: a test that rebound
+# ``json.dumps`` or ``os.write`` wrote every later test's returned value in a resident child (AC
+# where a child per test is WA). JSON through the C encoder and scanner themselves (``json.dumps``
+# reads its module's globals, ``_default_encoder`` among them, at each call).
+_fstat, _ftruncate, _lseek, _SEEK_SET = os.fstat, os.ftruncate, os.lseek, os.SEEK_SET
+_atexit_count, _atexit_run, _atexit_clear = atexit._ncallbacks, atexit._run_exitfuncs, atexit._clear
+
+
+def _no_default(value):
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: json.dumps's output (separators, ensure_ascii, allow_nan), without and with sort_keys
+_ENCODE = _json.make_encoder(None, _no_default, _json.encode_basestring_ascii, None,
+                             ": ", ", ", False, False, True)
+_ENCODE_SORTED = _json.make_encoder(None, _no_default, _json.encode_basestring_ascii, None,
+                                    ": ", ", ", True, False, True)
+_SCAN = json.decoder.JSONDecoder().scan_once  # (the C scanner, its hooks taken at its making)
+_join = "".join
+
+
+def _dumps(value, encode=_ENCODE):
+    return _join(encode(value, 0))
+
+
+def _loads(data):
+    """json.loads of UTF-8 bytes the pool wrote (no leading whitespace)."""
+    text = data.decode("utf-8")
+    value, end = _SCAN(text, 0)
+    if text[end:].strip():
+        raise ValueError(f"extra data at {end}")
+    return value
 
 #: The wire protocol (frames, their ops and formats) is declared once, in sandbox/confine.c,
 #: and taken from the native module as soon as main() has loaded it (adopt_wire).
@@ -581,14 +661,14 @@ def normalise(value, depth=0):
             if isinstance(k, str):
                 key = str(k)
             elif k is None or isinstance(k, (bool, int, float)):
-                key = json.dumps(k)
+                key = _dumps(k)
             else:
                 key = repr(k)
             out[key] = normalise(v, depth + 1)
         return out
     if isinstance(value, (set, frozenset)):
         items = [normalise(v, depth + 1) for v in value]
-        items.sort(key=lambda x: json.dumps(x, sort_keys=True))
+        items.sort(key=lambda x: _dumps(x, _ENCODE_SORTED))
         return {"$set": items}
     if isinstance(value, (bytes, bytearray)):
         return {"$bytes": bytes(value).hex()}
@@ -662,12 +742,12 @@ class Gate:
 
     def install(self) -> None:
         """This handler for SIG_INTERRUPT, unblocked (a test may have changed either)."""
-        if signal.getsignal(SIG_INTERRUPT) is not self:
-            signal.signal(SIG_INTERRUPT, self)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, (SIG_INTERRUPT,))
+        if _getsignal(SIG_INTERRUPT) is not self:
+            _setsignal(SIG_INTERRUPT, self)
+        _sigmask(_SIG_UNBLOCK, (SIG_INTERRUPT,))
 
 
-def execute(prog, gate=None, held=None):
+def execute(prog, gate=None, state=None):
     # The program's own CPU time (``work_us``, what a reference's ``ref_ms`` is): its
     # module and its call, not the harness around them (the test's fixed cost, and the
     # decoding of a call's arguments and encoding of its value, which the loop rule
@@ -692,28 +772,34 @@ def execute(prog, gate=None, held=None):
             return local if frame.f_code.co_filename == filename else None
 
     try:
-        g = {"__name__": "__main__" if prog.kind == "stdio" else "solution",
-             "__builtins__": builtins}
-        if held is not None:
+        # the program's module, as python runs a file: a module object registered in
+        # sys.modules under its name, with ``__file__`` (``pickle`` finds ``__main__.P`` there;
+        # the resident restore puts the start's ``__main__`` back)
+        module = _MODULE("__main__" if prog.kind == "stdio" else "solution")
+        g = _MODULE_DICT(module)
+        g["__file__"] = filename
+        g["__builtins__"] = builtins
+        sys.modules[module.__name__] = module
+        if state is not None:
             # a resident child's: the namespace outlives the test, as in a child of its own
             # that ends by os._exit (no finalizer of a stdin program's runs after its report;
             # a namespace with a function in it is a cycle, frozen anyway). Not the decoded
             # arguments nor the returned value: held, their memory (a 16 MB argument) was
             # room the kernel could take back under a later test's limit (an MLE alone passed)
-            held.append(g)
+            state.held.append(module)
         if prog.kind == "call":
             # fd 0 is the test's sealed memory file: one read of its size (a read of
             # 1 MiB at a time would map and unmap a 1 MiB buffer twice per test)
-            size = os.fstat(0).st_size
-            data = os.read(0, size) if size else b""
+            size = _fstat(0).st_size
+            data = _os_read(0, size) if size else b""
             if not size or len(data) != size:  # not a memory file after all: read to EOF
                 chunks = [data]
-                while chunk := os.read(0, 1 << 16):
+                while chunk := _os_read(0, 1 << 16):
                     chunks.append(chunk)
                 data = b"".join(chunks)
-            args, kwargs = json.loads(data)
+            args, kwargs = _loads(data)
         if trace is not None:
-            sys.settrace(trace)
+            _settrace(trace)
         start_all = _clock_gettime(_PROCESS_CLOCK)
         start = _clock_gettime(_CPU_CLOCK)
         try:
@@ -723,7 +809,7 @@ def execute(prog, gate=None, held=None):
                 exec(prog.code, g)
             finally:
                 if prog.kind == "stdio":
-                    _program_exit(g, filename, held)
+                    _program_exit(g, state)
             if prog.kind == "call":
                 fn = g.get(prog.entry)
                 if not callable(fn):
@@ -739,13 +825,14 @@ def execute(prog, gate=None, held=None):
             if "work_us" not in report:
                 _work(report, start, start_all)
             if trace is not None:
-                sys.settrace(None)
+                _settrace(None)
     except SystemExit as exc:
         code = exc.code
         if code is None:
             status = 0
-        elif isinstance(code, int):
-            status = code & 0xFF
+        elif _SUBTYPE(int, type(code)):
+            code = int.__index__(code)  # (an exact int: no operator of a subclass's runs)
+            status = code & 0xFF if _C_LONG[0] <= code < _C_LONG[1] else 255
         else:
             try:
                 sys.stderr.write(f"{code}\n")
@@ -783,65 +870,60 @@ def execute(prog, gate=None, held=None):
     return status
 
 
-def _program_exit(namespace, filename, held=None):
+def _program_exit(namespace, state=None):
     """What the interpreter does when a program ends, which a child's ``os._exit`` skips,
-    in its order: ``threading``'s exit hooks, then the join of the threads it left that are
-    not daemons (``threading.Thread(target=main).start()`` without a join, the
-    deep-recursion opening); its ``atexit`` handlers (a fast-output idiom writes its buffer
+    in its order: ``threading._shutdown``'s (its exit hooks; the main thread's tstate lock
+    released and the thread stopped, so a thread blocked in ``main_thread().join()`` returns;
+    the join of every thread that is not a daemon, again until none is left, as a thread
+    joined may start another: the deep-recursion opening ``threading.Thread(target=main)
+    .start()`` without a join); its ``atexit`` handlers (a fast-output idiom writes its buffer
     there); ``sys.stdout`` and ``sys.stderr`` flushed; the standard streams put back from
     ``sys.__std*__`` (a replacement dropped there finalizes); then the files it opened that
-    its namespace holds are flushed, as the namespace's teardown would (``out = open(1,
-    'w')``: a namespace with a function in it is a cycle, never torn down). What a resident
-    child's next test must not find (the hooks the program's own code registered, and its
-    handlers) is cleared, those hooks kept in ``held``; a library's (concurrent.futures',
-    registered once at its import, which a later test does not repeat) stays. On the program's time, the gate armed, as the interpreter's exit
-    is. An exception a hook raises is printed and the end goes on, as the interpreter's;
-    a standard stream whose flush raises fails the program (its exit status is 120)."""
-    threading = sys.modules.get("threading")
-    futures = sys.modules.get("concurrent.futures.thread")
+    its namespace holds are flushed, in the namespace's order, as its teardown would (``out =
+    open(1, 'w')``: a namespace with a function in it is a cycle, never torn down). What a
+    resident child's next test must not find (the exit hooks the test registered, and its
+    handlers) is cleared, and held in ``state``: a hook is kept only if it is one the standard
+    library registers at its import (concurrent.futures', which a later test does not repeat),
+    by identity, whatever the function the program registered. The main thread is put back
+    alive for the next test (where its lock cannot be taken back, the child retires). On the
+    program's time, the gate armed, as the interpreter's exit is. An exception a hook raises
+    is printed and the end goes on, as the interpreter's; a standard stream whose flush raises
+    fails the program (its exit status is 120)."""
+    # (the modules' names read through their dicts, and written there: a function or class an
+    # earlier test of a resident child put in threading's place is not called here)
+    threading = _module_names(sys.modules.get("threading"))
+    futures = _module_names(sys.modules.get("concurrent.futures.thread"))
     if threading is not None:
         # the interpreter's threading._shutdown: its exit hooks first (concurrent.futures'
         # wakes a ThreadPoolExecutor's idle workers, which would wait forever), then the join
-        hooks = list(getattr(threading, "_threading_atexits", []))
+        registered = threading.get("_threading_atexits")
+        hooks = list(registered) if type(registered) is list else []
         if hooks:
-            threading._SHUTTING_DOWN = True
-            own = [hook for hook in hooks if _programs(hook, filename)]
-            threading._threading_atexits[:] = [hook for hook in hooks if all(hook is not o for o in own)]
-            if held is not None:
-                held.append(own)
+            threading["_SHUTTING_DOWN"] = True
+            if state is not None:
+                registered[:] = _library_hooks(hooks, state.thread_hooks)
+                state.held.append(hooks)
             for hook in reversed(hooks):
                 try:
                     hook()
                 except BaseException as exc:
                     _ignored(exc)
-        current = threading.current_thread()
-        main = threading.main_thread()
-        # as threading._shutdown, the main thread is stopped before the join (a watcher that
-        # runs while main_thread().is_alive() ends with the program); back for a next test
-        stopped = current is main and getattr(main, "_is_stopped", True) is False
-        if stopped:
-            main._is_stopped = True
-        try:
-            for thread in threading.enumerate():
-                if thread is not current and not thread.daemon:
-                    thread.join()
-        finally:
-            if stopped:
-                main._is_stopped = False
-    if atexit._ncallbacks():
-        atexit._run_exitfuncs()
-        atexit._clear()
-        weakref = sys.modules.get("weakref")
-        if weakref is not None:
+        _join_threads(threading, state)
+    if _atexit_count():
+        _atexit_run()
+        _atexit_clear()
+        weakref = _module_names(sys.modules.get("weakref"))
+        finalize = weakref.get("finalize") if weakref is not None else None
+        if type(finalize) is type:
             # weakref.finalize's exit hook ends every finalizer of the process for good
             # (its _shutdown): a resident child's next test must have working ones
-            weakref.finalize._shutdown = False
-            weakref.finalize._registered_with_atexit = False
+            type.__setattr__(finalize, "_shutdown", False)
+            type.__setattr__(finalize, "_registered_with_atexit", False)
     # (put back only now: the atexit handlers ran in the interpreter's shutdown state)
     if threading is not None:
-        threading._SHUTTING_DOWN = False
+        threading["_SHUTTING_DOWN"] = False
         if futures is not None:
-            futures._shutdown = False
+            futures["_shutdown"] = False
     failed = None
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name, None)
@@ -864,13 +946,105 @@ def _program_exit(namespace, filename, held=None):
         raise failed
 
 
-def _programs(hook, filename):
-    """Whether a ``threading`` exit hook is the program's: its function (``_register_atexit``
-    wraps it in a ``functools.partial``) is defined in the program, or is no Python function
-    (``print``): a library's is code of that library's file."""
-    func = hook.func if isinstance(hook, functools.partial) else hook
-    code = getattr(func, "__code__", None)
-    return code is None or code.co_filename == filename
+#: the standard library's threading exit hooks (module, function name): in python 3.11 only
+#: concurrent.futures registers one, once, at its import
+_LIBRARY_EXIT_HOOKS = (("concurrent.futures.thread", "_python_exit"),
+                       ("concurrent.futures.process", "_python_exit"))
+
+
+def _library_hooks(hooks, start):
+    """Of a test's ``threading`` exit hooks, those a resident child keeps for its later tests:
+    the ones the child started with (``start``), and the first ``partial`` of each library
+    function of :data:`_LIBRARY_EXIT_HOOKS` (what ``_register_atexit(f)`` makes), by identity.
+    What the test's code registered, whatever its function (``pprint.pprint``, a lambda
+    compiled under another file name), is not kept: it printed a later test's answer."""
+    library = []
+    for name, attribute in _LIBRARY_EXIT_HOOKS:
+        module = sys.modules.get(name)
+        if type(module) is types.ModuleType:
+            function = _MODULE_DICT(module).get(attribute)
+            if type(function) is types.FunctionType and function.__globals__ is _MODULE_DICT(module):
+                library.append(function)
+    kept = []
+    for hook in hooks:
+        if any(hook is s for s in start):
+            kept.append(hook)
+        elif type(hook) is _PARTIAL and not hook.args and not hook.keywords:
+            for i, function in enumerate(library):
+                if hook.func is function:
+                    kept.append(hook)
+                    del library[i]
+                    break
+    return kept
+
+
+def _join_threads(threading, state):
+    """``threading._shutdown``'s join (python 3.11), on ``threading``'s names (its module dict):
+    the main thread's tstate lock released and the thread stopped, as ``Thread._stop`` does (a
+    thread in ``main_thread().join()`` returns), then every lock of ``_shutdown_locks`` waited
+    for, again until none is left (a thread joined may start another). For a resident child's
+    next test the main thread is made alive again: its lock taken back (where that fails,
+    ``state.retire``). The thread's attributes are read and written in its own ``__dict__``,
+    and only the interpreter's locks are taken: no method a test could have replaced runs."""
+    main = _instance_dict(threading.get("_main_thread"))
+    guard, pending = threading.get("_shutdown_locks_lock"), threading.get("_shutdown_locks")
+    if main is None or type(guard) is not _LOCK or type(pending) is not set:
+        return  # (not python 3.11's threading)
+    lock = None
+    if main.get("_ident") == _get_ident() and main.get("_is_stopped") is False:
+        lock = main.get("_tstate_lock")
+        if type(lock) is _LOCK and lock.locked():
+            lock.release()
+            main["_is_stopped"] = True
+            main["_tstate_lock"] = None
+        else:
+            lock = None
+    try:
+        while True:
+            with guard:
+                locks = list(pending)
+                pending.clear()
+            held = main.get("_tstate_lock")  # (still held when not released above: not waited for)
+            locks = [each for each in locks if type(each) is _LOCK and each is not held]
+            if not locks:
+                break
+            for each in locks:
+                each.acquire()
+                each.release()
+    finally:
+        if lock is not None:
+            # (retired unless the lock is taken back: an interrupt may end the wait)
+            retire = state is not None and state.retire
+            if state is not None:
+                state.retire = True
+            if lock.acquire(timeout=0.1):
+                main["_tstate_lock"] = lock
+                main["_is_stopped"] = False
+                if state is not None:
+                    state.retire = retire
+
+
+def _module_names(module):
+    """A module's dict (read without a module subclass's ``__getattribute__``), or None."""
+    return _MODULE_DICT(module) if module is not None and _SUBTYPE(_MODULE, type(module)) else None
+
+
+def _instance_dict(value):
+    """``value``'s own ``__dict__``, through the interpreter's descriptor found along its type's
+    MRO (no code of the program's), or None."""
+    kind = type(value)
+    for klass in _MRO(kind):
+        descriptor = _CLASS_DICT(klass).get("__dict__")
+        if descriptor is None:
+            continue
+        if type(descriptor) is not types.GetSetDescriptorType:
+            return None
+        try:
+            attributes = descriptor.__get__(value, kind)
+        except Exception:
+            return None
+        return attributes if type(attributes) is dict else None
+    return None
 
 
 def _ignored(exc):
@@ -888,64 +1062,105 @@ _HELD_FILES_WALK = 10_000
 
 def _held_files(namespace):
     """The files a program's namespace holds, directly or up to two steps away (a bound
-    method's object, an instance's or a class's attributes): what the interpreter's teardown
-    frees, and so flushes, at exit (``write = open(1, 'w').write``, ``self.out = open(1,
-    'w')``, a file in an instance's ``__slots__``, in a list, a dict, a closure or a
-    ``functools.partial``). Modules are not entered (the standard streams are flushed apart);
-    attributes are read without the program's ``__getattr__``, a container only of a builtin
-    type (whose iteration runs no code of the program's), and at most
-    :data:`_HELD_FILES_WALK` objects are visited or queued."""
+    method's object, an instance's or a class's attributes), in the namespace's order (its
+    teardown's: of two files on fd 1 the first defined is flushed first): what the
+    interpreter's teardown frees, and so flushes, at exit (``write = open(1, 'w').write``,
+    ``self.out = open(1, 'w')``, a file in an instance's ``__slots__``, in a list, a dict, a
+    closure or a ``functools.partial``). Modules are not entered (the standard streams are
+    flushed apart). No code of the program's runs: every test is of a value's type, read
+    without a metaclass's attributes (an ``isinstance`` reads ``__class__`` through the
+    object's own ``__getattribute__``, and a dead ``weakref.proxy`` raises there), attributes
+    are read through the interpreter's own descriptors only, a container is entered only of a
+    builtin type (whose iteration runs no code of the program's), and at most
+    :data:`_HELD_FILES_WALK` objects are visited or queued. Nothing of the walk fails the
+    program: what it found before an error is flushed."""
+    found = []
+    try:
+        _walk_for_files(namespace, found)
+    except Exception:  # (an interrupt at the CPU limit, a BaseException, goes on)
+        pass
+    return found
+
+
+def _walk_for_files(namespace, found):
     seen = set()
-    stack = [(value, 0) for value in itertools.islice(list(namespace.values()), _HELD_FILES_WALK)]
+    first = list(_islice(namespace.values(), _HELD_FILES_WALK))
+    stack = [(value, 0) for value in reversed(first)]
     while stack and len(seen) < _HELD_FILES_WALK:
         value, depth = stack.pop()
-        if id(value) in seen:
+        kind = type(value)
+        if _IDENTITY(kind) in _ATOMS:  # (most values: nothing to flush, nothing held)
             continue
-        seen.add(id(value))
-        if isinstance(value, _io._IOBase):
-            yield value
+        key = _IDENTITY(value)
+        if key in seen:
             continue
-        if depth >= 2 or isinstance(value, types.ModuleType):
+        seen.add(key)
+        if _SUBTYPE(_IOBASE, kind):
+            found.append(value)
             continue
-        if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
-            stack.append((value.__self__, depth + 1))
+        if depth >= 2 or _SUBTYPE(_MODULE, kind):
             continue
-        held = _held_by(value)
-        if held is not None:
+        if kind is _METHOD:
+            stack.append((_METHOD_SELF(value), depth + 1))
+            continue
+        if kind is _BUILTIN_METHOD:
+            stack.append((_BUILTIN_SELF(value), depth + 1))
+            continue
+        held = _held_by(value, kind)
+        if held is None:
+            held = _slot_values(value, kind)
+            held.extend(_attribute_values(value, kind))
+        else:
             room = max(0, _HELD_FILES_WALK - len(seen) - len(stack))
-            stack.extend((v, depth + 1) for v in itertools.islice(held, room))
-            continue
-        if not isinstance(value, type):
-            stack.extend((v, depth + 1) for v in _slot_values(value))
-            if not type(value).__dictoffset__:
-                continue
-        try:
-            attributes = object.__getattribute__(value, "__dict__")
-        except BaseException:
-            continue
-        if isinstance(attributes, (dict, types.MappingProxyType)):
-            stack.extend((v, depth + 1) for v in list(attributes.values()))
+            held = list(_islice(held, room))
+        stack.extend((v, depth + 1) for v in reversed(held))
 
 
-#: containers whose iteration is the interpreter's own (a subclass may run the program's code)
-_CONTAINERS = (list, tuple, set, frozenset, collections.deque)
+#: containers whose iteration is the interpreter's own (a subclass may run the program's code),
+#: and the types whose values hold nothing, both by identity (a type's own ``__eq__`` and
+#: ``__hash__`` may be a metaclass's, the program's)
+_CONTAINERS = frozenset(map(_IDENTITY, (list, tuple, set, frozenset, collections.deque)))
+_ATOMS = frozenset(map(_IDENTITY, (str, int, float, complex, bool, bytes, type(None), range,
+                                   type(Ellipsis), type(NotImplemented))))
+_IOBASE, _METHOD, _FUNCTION = _io._IOBase, types.MethodType, types.FunctionType
+_BUILTIN_METHOD = types.BuiltinMethodType
 
 
-def _held_by(value):
+def _held_by(value, kind):
     """What a builtin container, a function's closure and defaults, or a ``functools.partial``
     holds (an iterator that runs no code of the program's), else ``None``."""
-    kind = type(value)
-    if kind in _CONTAINERS:
+    if _IDENTITY(kind) in _CONTAINERS:
         return iter(value)
     if kind is dict:
-        return itertools.chain(value.keys(), value.values())
-    if kind is types.FunctionType:
+        return _chain(value.keys(), value.values())
+    if kind is _FUNCTION:
         cells = value.__closure__ or ()
-        return itertools.chain(_cell_contents(cells), value.__defaults__ or (),
+        return _chain(_cell_contents(cells), value.__defaults__ or (),
                                (value.__kwdefaults__ or {}).values())
-    if kind is functools.partial:
-        return itertools.chain((value.func,), value.args, value.keywords.values())
+    if kind is _PARTIAL:
+        return _chain((value.func,), value.args, value.keywords.values())
     return None
+
+
+def _attribute_values(value, kind):
+    """The values of ``value``'s ``__dict__`` (an instance's, or a class's own), read through
+    the interpreter's ``__dict__`` descriptor found along its type's MRO; none where that is a
+    descriptor of the program's (a ``__dict__`` property)."""
+    for klass in _MRO(kind):
+        descriptor = _CLASS_DICT(klass).get("__dict__")
+        if descriptor is None:
+            continue
+        kind_of = type(descriptor)
+        if kind_of is not types.GetSetDescriptorType and kind_of is not types.MemberDescriptorType:
+            return []
+        try:
+            attributes = descriptor.__get__(value, kind)
+        except Exception:
+            return []
+        if type(attributes) is dict or type(attributes) is types.MappingProxyType:
+            return list(attributes.values())
+        return []
+    return []
 
 
 def _cell_contents(cells):
@@ -956,19 +1171,19 @@ def _cell_contents(cells):
             pass
 
 
-def _slot_values(value):
+def _slot_values(value, kind):
     """What ``value`` holds in ``__slots__`` along its class's MRO, read through the slots'
     member descriptors (no code of the program's runs; an unset slot is skipped)."""
     out = []
-    for klass in type(value).__mro__:
-        names = type.__dict__["__dict__"].__get__(klass)  # (no metaclass's __getattr__)
+    for klass in _MRO(kind):
+        names = _CLASS_DICT(klass)  # (no metaclass's __getattr__)
         if "__slots__" not in names:
             continue
         for descriptor in names.values():
-            if isinstance(descriptor, types.MemberDescriptorType):
+            if type(descriptor) is types.MemberDescriptorType:
                 try:
                     out.append(descriptor.__get__(value, klass))
-                except BaseException:
+                except Exception:
                     pass
     return out
 
@@ -1003,19 +1218,19 @@ def _write_report(report, gate):
         if late:
             report["late"] = True
         try:
-            data = json.dumps(report).encode()
+            data = _dumps(report).encode()
         except BaseException:
-            data = json.dumps({"exc": report.get("exc"), "unserialisable": True, "late": late}).encode()
+            data = _dumps({"exc": report.get("exc"), "unserialisable": True, "late": late}).encode()
         if written:
             try:
-                os.ftruncate(3, 0)
-                os.lseek(3, 0, os.SEEK_SET)
+                _ftruncate(3, 0)
+                _lseek(3, 0, _SEEK_SET)
             except BaseException:
                 pass
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(3, view):]
+                view = view[_os_write(3, view):]
             except BaseException:
                 break
         written = True
@@ -1172,7 +1387,7 @@ def _buffer_size(fd):
     return size if size > 1 else io.DEFAULT_BUFFER_SIZE
 
 
-class _Unseekable(io.FileIO):
+class _Unseekable(_io.FileIO):
     """A file that says it cannot seek, as the interpreter's own streams say: they were made on
     the worker's pipes, and a stream keeps what its file was at its making (a test's fds 0-2
     are memory files since). A fresh stream that could seek let ``sys.stdin.seek(0)`` pass in
@@ -1189,19 +1404,35 @@ def _fresh_stream(spec, fd):
     size and seekability (a program mixing ``print`` and ``os.write(1, ...)`` sees the same
     interleaving, and ``seek`` the same refusal, as on the interpreter's streams)."""
     encoding, errors, line_buffering, write_through, unbuffered, mode, name, size, seekable = spec
-    raw = (io.FileIO if seekable else _Unseekable)(fd, "rb" if fd == 0 else "wb", closefd=False)
+    raw = (_FILE_IO if seekable else _Unseekable)(fd, "rb" if fd == 0 else "wb", closefd=False)
     raw.name = name
     if unbuffered and fd != 0:
         buffer = raw
     else:
-        buffer = io.BufferedReader(raw, size) if fd == 0 else io.BufferedWriter(raw, size)
-    stream = io.TextIOWrapper(buffer, encoding=encoding, errors=errors, newline="\n",
-                              line_buffering=line_buffering, write_through=write_through)
+        buffer = _BUFFERED_READER(raw, size) if fd == 0 else _BUFFERED_WRITER(raw, size)
+    stream = _TEXT_IO(buffer, encoding=encoding, errors=errors, newline="\n",
+                      line_buffering=line_buffering, write_through=write_through)
     stream.mode = mode
     return stream
 
 
 _STREAM_NAMES = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+#: _Unseekable's own attributes: a test reaches the class (``type(sys.stderr.buffer.raw)``), and
+#: a method it put there would run when the restore makes the next test's streams
+_UNSEEKABLE = dict(_CLASS_DICT(_Unseekable))
+_BUILTIN_NAME = types.BuiltinFunctionType.__dict__["__name__"].__get__
+_FLAGS = type.__dict__["__flags__"].__get__
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
+def _decimal_calls(names):
+    """``getcontext`` and ``setcontext`` of a ``decimal`` module's dict if they are the C
+    module's (builtins of those names: no function of a program's), else None."""
+    get, put = names.get("getcontext"), names.get("setcontext")
+    if (type(get) is types.BuiltinFunctionType and type(put) is types.BuiltinFunctionType
+            and _BUILTIN_NAME(get) == "getcontext" and _BUILTIN_NAME(put) == "setcontext"):
+        return get, put
+    return None
 
 
 class Interpreter:
@@ -1213,11 +1444,25 @@ class Interpreter:
     collector's switch as a lone child would find them, ``random`` seeded afresh, as
     it is in every forked child (its at-fork hook), fds 0-3 (the inbox, outputs and
     report: ``open(0).read()`` closes fd 0 when its file goes) from copies made at the
-    child's start, the modules the child started with in ``sys.modules``, the collector's
-    thresholds, the switch interval, and the thread's ``decimal`` context, ``warnings``
-    filters and ``asyncio`` event loop policy where those modules are loaded (a test's
-    ``getcontext().prec = 40000`` slowed every later test's arithmetic; a closed event loop
-    was every later test's ``get_event_loop()``).
+    child's start, the modules the child started with in ``sys.modules`` (``__main__`` the
+    worker's again), the collector's thresholds, the switch interval, and the thread's
+    ``decimal`` context, ``warnings`` filters and ``asyncio`` event loop policy where those
+    modules are loaded (a test's ``getcontext().prec = 40000`` slowed every later test's
+    arithmetic; a closed event loop was every later test's ``get_event_loop()``).
+
+    And every hook or callback through which the interpreter calls code a test left, in a
+    later test (attack 7: each printed that test's answer): ``gc.callbacks`` and the
+    collector's debug flags, every signal's handler, the interval timers (disarmed where a handler changed), the
+    wakeup fd and the signal mask, ``sys``'s except, display, breakpoint and unraisable
+    hooks, its async generator hooks and coroutine origin tracking, ``sys.meta_path``,
+    ``sys.path_hooks`` and the finders in ``sys.path_importer_cache`` that are not the
+    interpreter's own, ``threading``'s trace, profile and except hooks, ``os.environ`` and the
+    umask. One mechanism for all: the start's value (taken here, in the zygote) is put back,
+    by rebinding or through objects of the interpreter's own taken at the start (never through
+    an object the test may have put in place: a ``list`` subclass as ``sys.path`` ran its
+    ``__setitem__``), and what the test put there is held, never dropped. An audit hook
+    cannot be taken out: a test that adds one retires its child (:meth:`retiring`), as half
+    a memory budget does.
 
     Not restored: what an earlier test imported stays imported, and caches in modules
     (``re``'s compiled patterns) stay warm. Importing again is unsound for compiled code
@@ -1226,6 +1471,11 @@ class Interpreter:
     only makes a later test faster, so its verdict can differ from a child of its own's
     only where that child's is a timeout under the loop rule's tight limit and the full
     limit's is not (docs/PROTOCOL.md, "One child for a program's tests")."""
+
+    #: ``sys``'s lists a test may rebind or change in place, put back as fresh copies
+    LISTS = ("path", "argv", "meta_path", "path_hooks")
+    #: ``sys``'s hooks the interpreter calls by name
+    HOOKS = ("excepthook", "displayhook", "breakpointhook", "unraisablehook")
 
     def __init__(self, kept):
         # taken in the zygote before its children are forked (its state is theirs at the
@@ -1244,101 +1494,336 @@ class Interpreter:
         #: what the restore took out of the interpreter's reach (a test's streams, builtins,
         #: modules, path, ...) and each finished test's namespace: held for the child's life
         self.held = []
+        #: set by a test's end that cannot give the next test the start state back
+        self.retire = False
+        self.sys = _MODULE_DICT(sys)
         self.thresholds = gc.get_threshold()
         self.switch = sys.getswitchinterval()
         decimal = sys.modules.get("decimal")
         self.decimal = decimal.getcontext().copy() if decimal is not None else None
         #: the context a test starts with: one a test set in its place is held
         self.context = decimal.getcontext() if decimal is not None else None
+        self.decimal_calls = _decimal_calls(_MODULE_DICT(decimal)) if decimal is not None else None
         warnings = sys.modules.get("warnings")
         self.warnings = list(warnings.filters) if warnings is not None else None
+        #: (the filters list in place, the start's items)
+        self.filters = (warnings.filters, self.warnings) if warnings is not None else None
+        self.filters_mutated = sys.modules["_warnings"]._filters_mutated
         self.cwd = os.getcwd()
-        self.path = list(sys.path)
-        self.argv = list(sys.argv)
-        self.builtins = dict(builtins.__dict__)
+        #: each of LISTS: (the list in place, the start's items)
+        self.lists = {name: (self.sys[name], list(self.sys[name])) for name in self.LISTS}
+        self.importers = self.sys["path_importer_cache"]
+        self.importers_start = dict(self.importers)
+        external = sys.modules.get("importlib._bootstrap_external")
+        self.finder = getattr(external, "FileFinder", None)
+        self.loaders = tuple(getattr(external, name, None) for name in
+                             ("ExtensionFileLoader", "SourceFileLoader", "SourcelessFileLoader"))
+        self.hooks = {name: self.sys.get(name) for name in self.HOOKS}
+        self.asyncgen = tuple(sys.get_asyncgen_hooks())
+        self.origin_depth = sys.get_coroutine_origin_tracking_depth()
+        self.builtins_dict = _MODULE_DICT(builtins)
+        self.builtins = dict(self.builtins_dict)
         self.recursion = sys.getrecursionlimit()
         self.digits = sys.get_int_max_str_digits()
         self.gc = gc.isenabled()
-        self.random = sys.modules.get("random")
+        self.gc_dict = _MODULE_DICT(gc)
+        self.callbacks_list = gc.callbacks
+        self.callbacks = list(gc.callbacks)
+        self.garbage = gc.garbage
+        self.gc_debug = gc.get_debug()
+        #: every signal's handler that python knows (SIGKILL's and SIGSTOP's cannot change)
+        #: (not SIG_INTERRUPT's: the Gate's, put back by Gate.install after each restore)
+        self.handlers = [(s, h) for s in signal.valid_signals()
+                         if s != SIG_INTERRUPT and (h := _getsignal(s)) is not None]
+        self.signums = tuple(s for s, _ in self.handlers)
+        self.signal_handlers = tuple(h for _, h in self.handlers)
+        self.wakeup = _set_wakeup_fd(-1)
+        _set_wakeup_fd(self.wakeup)
+        self.mask = None
+        self.umask = None
+        random = sys.modules.get("random")
+        #: random's reseeding, as its at-fork hook does (``_inst.seed()``), through the C seed
+        #: and the instance's dict taken now: a test may rebind ``random.seed``, or patch
+        #: ``random.Random``'s methods
+        self.reseed = None
+        if random is not None:
+            inst = random._inst
+            self.reseed = (sys.modules["_random"].Random.seed, inst, vars(inst))
+        self.modules_dict = sys.modules
         self.modules = dict(sys.modules)
+        self.os = _MODULE_DICT(os)
+        self.environ = os.environ
+        self.environ_attrs = vars(os.environ)
+        self.environ_data = os.environ._data
+        self.environ_start = dict(self.environ_data)
+        self.putenv, self.unsetenv = os.putenv, os.unsetenv
+        threading = sys.modules.get("threading")
+        #: threading's exit hooks at the start (a library's, registered at its import)
+        self.thread_hooks = list(getattr(threading, "_threading_atexits", ()))
+        self.thread_excepthook = _thread._excepthook
+        #: the audited events' sentinel: the hook (``dict.pop``, C: no code of the program's, and
+        #: nothing held) takes the key out at a ``sys.addaudithook`` event, and only then
+        self.audit = {"sys.addaudithook": None}
+        sys.addaudithook(self.audit.pop)
         #: native.kept: the start state's dicts compared without touching a reference count
         self.kept = kept
 
     def adopt(self):
         """What only the child knows, taken at its start: copies of its fds 0-3 (its first
-        test's inbox, outputs and report) and its working directory (the scratch directory
-        it entered when confined; the zygote's is ``/``)."""
+        test's inbox, outputs and report), its working directory (the scratch directory
+        it entered when confined; the zygote's is ``/``), its signal mask and its umask."""
         self.fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in range(4)]
         self.cwd = os.getcwd()
+        self.mask = _sigmask(signal.SIG_BLOCK, ())
+        self.umask = _umask(0)
+        _umask(self.umask)
+
+    def retiring(self):
+        """Whether the finished test left what no restore can undo (an audit hook added, the
+        main thread's lock not taken back): the child ends after it, and the next test runs
+        as a new child's first."""
+        return self.retire or "sys.addaudithook" not in self.audit
 
     def restore(self):
         """Put the start state back. Nothing a test left is dropped here: what it put in the
         interpreter's reach is held (:attr:`held`), as a child of its own's ``os._exit``
         leaves it, so no finalizer of the program's runs after its report (a replaced
         ``sys.stdout`` or a builtin whose ``__del__`` printed the answer made a resident test
-        AC where a child of its own is WA)."""
-        sys.settrace(None)
-        sys.setprofile(None)
-        # (``getattr``: a program may ``del sys.__stdout__``; read plainly, the restore raised
+        AC where a child of its own is WA). The hooks first, before the next test's streams
+        are made: no code the test left runs on them."""
+        held = []
+        sysd = self.sys
+        for hook in (_gettrace(), _getprofile()):
+            if hook is not None:
+                held.append(hook)
+        _settrace(None)
+        _setprofile(None)
+        gate = _getsignal(SIG_INTERRUPT)
+        if type(gate) is not Gate:  # (a test's handler, which Gate.install replaces: held)
+            held.append(gate)
+        if any(map(_is_not, map(_getsignal, self.signums), self.signal_handlers)):
+            # the interval timers disarmed where a handler changed (one left armed with the
+            # start's handlers, the default action, ends the child in a later test, which is
+            # then run again in a new child: 1 us a test spared)
+            for which in _ITIMERS:
+                _setitimer(which, 0)
+            for signum, handler in self.handlers:
+                now = _getsignal(signum)
+                if now is not handler:
+                    held.append(now)
+                    _setsignal(signum, handler)
+        _set_wakeup_fd(self.wakeup)
+        if self.mask is not None:
+            _sigmask(_SIG_SETMASK, self.mask)
+        self._restore_gc(held)
+        for name, start in self.hooks.items():
+            now = sysd.get(name)
+            if now is not start:
+                held.append(now)
+                sysd[name] = start
+        hooks = tuple(_get_asyncgen_hooks())
+        if hooks[0] is not self.asyncgen[0] or hooks[1] is not self.asyncgen[1]:
+            held.append(hooks)
+            _set_asyncgen_hooks(firstiter=self.asyncgen[0], finalizer=self.asyncgen[1])
+        _set_origin_depth(self.origin_depth)
+        threading = self.modules_dict.get("threading")
+        if type(threading) is _MODULE:
+            names = _MODULE_DICT(threading)
+            for name, start in (("_trace_hook", None), ("_profile_hook", None),
+                                ("excepthook", self.thread_excepthook)):
+                now = names.get(name, start)
+                if now is not start:
+                    held.append(now)
+                    names[name] = start
+        # (``.get``: a program may ``del sys.__stdout__``; read plainly, the restore raised
         # and the child ended after every such test, a fork per test)
-        streams = (getattr(sys, name, None) for name in _STREAM_NAMES)
-        held = [s for s in streams if s is not None and all(s is not m for m in self.made)]
-        builtins_changed = (len(builtins.__dict__) != len(self.builtins)
-                            or not self.kept(builtins.__dict__, self.builtins))
+        streams = (sysd.get(name) for name in _STREAM_NAMES)
+        held += [s for s in streams if s is not None and all(s is not m for m in self.made)]
+        builtins_changed = (len(self.builtins_dict) != len(self.builtins)
+                            or not self.kept(self.builtins_dict, self.builtins))
         if builtins_changed:
-            held.append(dict(builtins.__dict__))
-        modules_changed = not self.kept(sys.modules, self.modules)
+            held.append(dict(self.builtins_dict))
+        modules = self.modules_dict
+        if sysd.get("modules") is not modules:
+            held.append(sysd.get("modules"))
+            sysd["modules"] = modules
+        for name in ("__main__", "solution"):  # the test's program module
+            now, start = modules.get(name), self.modules.get(name)
+            if now is not start:
+                held.append(now)
+                if start is None:
+                    del modules[name]
+                else:
+                    modules[name] = start
+        modules_changed = not self.kept(modules, self.modules)
         if modules_changed:
-            held.append(dict(sys.modules))
-        held += [list(sys.path), list(sys.argv)] if sys.path != self.path or sys.argv != self.argv else []
-        decimal = sys.modules.get("decimal")
-        warnings = sys.modules.get("warnings")
-        asyncio = sys.modules.get("asyncio")
-        if decimal is not None and decimal.getcontext() is not self.context:
-            held.append(decimal.getcontext())
-        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
-            held.append(list(warnings.filters))
-        policy = getattr(asyncio.events, "_event_loop_policy", None) if asyncio is not None else None
-        if policy is not None:
-            held.append(policy)
+            held.append(dict(modules))
+        for name, (installed, start) in self.lists.items():
+            now = sysd.get(name)
+            if now is not installed or len(installed) != len(start) or any(map(_is_not, installed, start)):
+                held += [now, list(installed)]
+                fresh = list(start)
+                sysd[name] = fresh
+                self.lists[name] = (fresh, start)
+        self._restore_importers(held)
+        self._restore_libraries(held)
+        self._restore_environ(held)
         if held:
             self.held.append(held)
+        names = _CLASS_DICT(_Unseekable)
+        if len(names) != len(_UNSEEKABLE) or any(names.get(k) is not v for k, v in _UNSEEKABLE.items()):
+            held.append(dict(names))
+            for key in [key for key in names if key not in _UNSEEKABLE]:
+                type.__delattr__(_Unseekable, key)
+            for key, value in _UNSEEKABLE.items():
+                if names.get(key) is not value:
+                    type.__setattr__(_Unseekable, key, value)
         # the test's streams go first: its own file on fd 0 or 1 (``sys.stdin = open(0)``)
         # closes that fd when it goes, so the copies are put back after, and the fresh
         # streams made last, on open fds
-        sys.stdin = sys.stdout = sys.stderr = sys.__stdin__ = sys.__stdout__ = sys.__stderr__ = None
+        for name in _STREAM_NAMES:
+            sysd[name] = None
         for fd, copy in enumerate(self.fds):
-            os.dup2(copy, fd)
-        sys.stdin, sys.stdout, sys.stderr = (_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
-        self.made = (sys.stdin, sys.stdout, sys.stderr)
-        os.chdir(self.cwd)
-        sys.path[:] = self.path
-        sys.argv[:] = self.argv
+            _dup2(copy, fd)
+        made = tuple(_fresh_stream(spec, fd) for fd, spec in enumerate(self.streams))
+        sysd["stdin"], sysd["stdout"], sysd["stderr"] = made
+        sysd["__stdin__"], sysd["__stdout__"], sysd["__stderr__"] = made
+        self.made = made
+        _chdir(self.cwd)
+        if self.umask is not None:
+            _umask(self.umask)
         if builtins_changed:
-            builtins.__dict__.clear()
-            builtins.__dict__.update(self.builtins)
-        sys.setrecursionlimit(self.recursion)
-        sys.set_int_max_str_digits(self.digits)
+            self.builtins_dict.clear()
+            self.builtins_dict.update(self.builtins)
+        _setrecursionlimit(self.recursion)
+        _set_int_max_str_digits(self.digits)
         if self.gc:
-            gc.enable()
-        gc.set_threshold(*self.thresholds)
-        sys.setswitchinterval(self.switch)
-        if self.random is not None:
-            self.random.seed()
-        if decimal is not None:
-            decimal.setcontext(self.decimal.copy() if self.decimal is not None else decimal.Context())
-            self.context = decimal.getcontext()
-        if warnings is not None and self.warnings is not None and warnings.filters != self.warnings:
-            warnings.filters[:] = self.warnings
-            mutated = getattr(warnings, "_filters_mutated", None)
-            if mutated is not None:
-                mutated()
-        if asyncio is not None:
-            asyncio.set_event_loop_policy(None)
+            _gc_enable()
+        _gc_set_threshold(*self.thresholds)
+        _setswitchinterval(self.switch)
+        if self.reseed is not None:
+            # (256 bits of the kernel's randomness: seed(None) reads 2.5 KB, 8 us a test)
+            seed, inst, attributes = self.reseed
+            seed(inst, _from_bytes(_urandom(32), "little"))
+            attributes["gauss_next"] = None
         if modules_changed:
             # a module of the child's start that a test replaced or removed
-            sys.modules.update(self.modules)
+            modules.update(self.modules)
+
+    def _restore_libraries(self, held):
+        """The thread's ``decimal`` context, the ``warnings`` filters and ``asyncio``'s event
+        loop policy, where those modules are loaded, through the C functions of ``_decimal``
+        and ``_warnings`` (a function a test put in a module's place is not called) and by
+        rebinding the modules' names."""
+        modules = self.modules_dict
+        decimal = modules.get("decimal")
+        if self.decimal_calls is None and type(decimal) is _MODULE:
+            self.decimal_calls = _decimal_calls(_MODULE_DICT(decimal))
+        if self.decimal_calls is not None:
+            get, put = self.decimal_calls
+            now = get()
+            if now is not self.context:
+                held.append(now)
+            if self.decimal is not None:
+                fresh = self.decimal.copy()
+            else:  # (the C type's own default, whatever class the test's context is)
+                fresh = next(k for k in _MRO(type(now)) if not _FLAGS(k) & _HEAPTYPE)()
+            put(fresh)
+            self.context = get()
+        warnings = modules.get("warnings")
+        if self.warnings is not None and type(warnings) is _MODULE:
+            names, (installed, start) = _MODULE_DICT(warnings), self.filters
+            now = names.get("filters")
+            if now is not installed or len(installed) != len(start) or any(map(_is_not, installed, start)):
+                held += [now, list(installed)]
+                fresh = list(start)
+                names["filters"] = fresh
+                self.filters = (fresh, start)
+                self.filters_mutated()
+        events = modules.get("asyncio.events")
+        if type(events) is _MODULE:
+            names = _MODULE_DICT(events)
+            policy = names.get("_event_loop_policy")
+            if policy is not None:
+                held.append(policy)
+                names["_event_loop_policy"] = None
+
+    def _restore_gc(self, held):
+        """The collector's callbacks (the interpreter's own list, whatever ``gc.callbacks``
+        names now), its garbage list and debug flags, as at the start."""
+        names, callbacks = self.gc_dict, self.callbacks_list
+        if names.get("callbacks") is not callbacks:
+            held.append(names.get("callbacks"))
+            names["callbacks"] = callbacks
+        if len(callbacks) != len(self.callbacks) or any(map(_is_not, callbacks, self.callbacks)):
+            held.append(list(callbacks))
+            callbacks[:] = self.callbacks
+        if names.get("garbage") is not self.garbage:
+            held.append(names.get("garbage"))
+            names["garbage"] = self.garbage
+        if self.garbage:
+            held.append(list(self.garbage))
+            del self.garbage[:]
+        if _gc_get_debug() != self.gc_debug:
+            _gc_set_debug(self.gc_debug)
+
+    def _restore_importers(self, held):
+        """``sys.path_importer_cache`` as the start's, but for the interpreter's own finders a
+        test's imports added (a package's directory: kept warm): a finder of the program's
+        there would be asked at a later test's import."""
+        sysd, cache = self.sys, self.importers
+        if sysd.get("path_importer_cache") is not cache:
+            held.append(sysd.get("path_importer_cache"))
+            sysd["path_importer_cache"] = cache
+        if len(cache) == len(self.importers_start) and self.kept(cache, self.importers_start):
+            return
+        held.append(dict(cache))
+        own = {}
+        for key, value in cache.items():
+            start = self.importers_start.get(key) if type(key) is str else None
+            if value is start or (type(key) is str and self._own_finder(value)):
+                own[key] = value
+        cache.clear()
+        cache.update(own)
+        self.importers_start = dict(cache)
+
+    def _own_finder(self, finder):
+        """Whether ``finder`` is a ``FileFinder`` of the interpreter's own loaders (or None, a
+        path entry without one), read without running code of the program's."""
+        if finder is None:
+            return True
+        if self.finder is None or type(finder) is not self.finder:
+            return False
+        attributes = _attribute_values(finder, self.finder)
+        for value in attributes:
+            if type(value) is list:
+                return all(type(item) is tuple and len(item) == 2 and type(item[0]) is str
+                           and any(item[1] is loader for loader in self.loaders) for item in value)
+        return False
+
+    def _restore_environ(self, held):
+        """``os.environ`` (the mapping and the process's environment) as at the start."""
+        names = self.os
+        if names.get("environ") is not self.environ:
+            held.append(names.get("environ"))
+            names["environ"] = self.environ
+        data = self.environ_data
+        if self.environ_attrs.get("_data") is not data:
+            held.append(self.environ_attrs.get("_data"))
+            self.environ_attrs["_data"] = data
+        if self.kept(data, self.environ_start) and len(data) == len(self.environ_start):
+            return
+        held.append(dict(data))
+        for key in list(data):
+            if type(key) is bytes and key not in self.environ_start:
+                try:
+                    self.unsetenv(key)
+                except (OSError, ValueError):
+                    pass
+        data.clear()
+        data.update(self.environ_start)
+        for key, value in self.environ_start.items():
+            self.putenv(key, value)
 
 
 def serve_resident(prog, before):
@@ -1358,13 +1843,14 @@ def serve_resident(prog, before):
 
     ``before``: the interpreter's state at the child's start, taken in the zygote."""
     before.adopt()
-    start_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_kb = _getrusage(_RUSAGE_SELF).ru_maxrss
     room = _lowest_free_fd()
     gate = Gate()
     gate.install()
     while True:
-        status = execute(prog, gate, before.held)
-        if status != 0 or _thread._count():
+        before.retire = False
+        status = execute(prog, gate, before)
+        if status != 0:
             return status
         if gate.fired:
             # An interrupted test's garbage (its namespace is a cycle, and a loop may have
@@ -1372,15 +1858,25 @@ def serve_resident(prog, before):
             # (within the grace, or past it the kill a child of its own had), never on a
             # later test's under its tight limit; what finalizers print goes to its own
             # outputs, not the next test's.
-            gc.collect()
+            _gc_collect()
             for stream in _open_streams():
                 try:
                     stream.flush()
                 except BaseException:
                     pass
-        gc.freeze()
+        # (asked only now: a finalizer that collection ran may have started a thread)
+        if _thread_count():
+            return status
+        _gc_freeze()
         try:
-            grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb
+            if before.retiring():
+                # an audit hook the test added sees every later event, the restore's and the
+                # next test's: no restore runs (none can take it out); the next test, handed
+                # over, is run again at once as a new child's first
+                _os_write(5, b"d")
+                _os_read(4, 1)
+                return 0
+            grown = _getrusage(_RUSAGE_SELF).ru_maxrss - start_kb
             # The interpreter is restored before "done", on the finished test's time (its
             # report is written: the zygote sends no interrupt then, and allows what
             # follows as it allows a lone child's exit), never on the next test's: under
@@ -1392,8 +1888,8 @@ def serve_resident(prog, before):
             # a finished test that left files open (an event loop's selector, a held mmap's
             # dup) would take them from every later test's RLIMIT_NOFILE: its child retires
             leaked = _lowest_free_fd() > room
-            os.write(5, b"d")
-            if os.read(4, 1) != b"g":
+            _os_write(5, b"d")
+            if _os_read(4, 1) != b"g":
                 return 0
             if grown * 1024 > prog.memory // 2 or leaked:
                 # the next test, handed over, is run again at once as a new child's first,
@@ -1405,8 +1901,8 @@ def serve_resident(prog, before):
 
 def _lowest_free_fd():
     """The lowest file descriptor free in this process (what the next ``open`` gets)."""
-    fd = os.dup(0)
-    os.close(fd)
+    fd = _dup(0)
+    _close(fd)
     return fd
 
 
