@@ -65,7 +65,7 @@ from typing import Final, Literal
 import msgspec
 
 from ..core.types import Message
-from .boundaries import reserved
+from .boundaries import BOUNDARY_NAMES, reserved
 from .evidence import Evidence
 from .hidden import HiddenData, ValidationPolicy, hidden_data
 from .hints import fallback_hint, hint_level
@@ -190,33 +190,45 @@ def validate_hint(
     if policy.reading == "rules" or not hint.strip():
         return rules
     model = leakage_model()
+    text, problem, reference = hint.strip(), evidence.problem or "", hidden.reference
+    reading = model.read(text, level, problem, candidate_code, reference)
+    if reading.known < MIN_KNOWN_HINT:
+        # too few words the model knows ("The output is wrong."): it would read the level's prior, not the hint
+        return rules
     exact = [reason for reason in rules if _exact(reason)]
-    reading = model.read(hint.strip(), level, evidence.problem or "", candidate_code, hidden.reference)
-    if not model.crosses(reading):
+    # Table II's boundaries are nested: a hint the model accepts at a lower level is accepted here too
+    if not model.crosses(reading) or any(not model.crosses(model.read(text, lower, problem, candidate_code,
+                                                                      reference)) for lower in range(1, level)):
         return exact
     open_ = [b for b in reserved(level) if b.name in reading.boundaries]
     named = ([b for b in open_ if reading.boundaries[b.name] > 0.5]
              or sorted(open_, key=lambda b: -reading.boundaries[b.name])[:1])
-    out = list(exact)
-    for b in named:
-        agreeing = [reason for reason in rules if reason.split(":", 1)[0] == b.name and reason not in out]
-        out += agreeing or [f"{b.name}: reads as revealing {b.what[:-1].lower()} (reserved for "
-                            + (f"L{b.level} and above" if b.level <= 6 else "no level")
-                            + f"; learned reading, {reading.boundaries[b.name]:.2f})"]
+    agreeing = [reason for reason in rules if reason.split(":", 1)[0] in {b.name for b in named}]
+    # the rules' own reasons where they saw a boundary (they say what and where), else the model's
+    seen = agreeing or [reason for reason in rules if reason.split(":", 1)[0] in BOUNDARY_NAMES]
+    out = exact + [reason for reason in seen if reason not in exact]
+    if not seen:
+        out += [f"{b.name}: reads as revealing {b.what[0].lower()}{b.what[1:-1]} (reserved for "
+                + (f"L{b.level} and above" if b.level <= 6 else "no level")
+                + f"; learned reading, {reading.boundaries[b.name]:.2f})" for b in named]
     return out
+
+
+#: the fewest words the model must know in a hint to read it (:data:`.leakage_model.MIN_KNOWN_WORDS` for one
+#: sentence); below, the rules decide
+MIN_KNOWN_HINT: Final = 8
 
 
 #: the rules' checks that need no reading: a quote of hidden data, the length, an empty hint
 _EXACT: Final = ("quote", "length", "empty")
 #: the rules' readings never wrong on hints their revision had not seen (``python -m bench.validator_record``,
-#: revisions 14-18 on fresh30-47: at least five flags, none on a clean hint): code written structurally, a named
-#: failing input. They reject whatever the model reads (a fenced block is code at every level).
+#: revisions 14-18 on fresh30-47: at least five flags, none on a clean hint; "an assignment to the program" and
+#: "names the failing input" were, and then misread three of 47 hints on fresh66-71, attack of stop 34): code
+#: written structurally. They reject whatever the model reads (a fenced block is code at every level).
 _NEVER_WRONG: Final = (
     "code: fenced code block",
     "code: statement line",
-    "code: assignment to the program",
     "code: repeats code of the reference that the candidate",
-    "input_pattern: names the failing input",
 )
 
 

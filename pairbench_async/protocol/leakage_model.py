@@ -18,6 +18,7 @@ import base64
 import functools
 import math
 import re
+import unicodedata
 import zlib
 from collections import Counter
 from typing import Final
@@ -27,7 +28,7 @@ import msgspec
 from .leakage_model_data import MODEL
 from .leakage_patterns import writes_python
 
-__all__ = ["LeakageModel", "Reading", "features", "leakage_model", "sentences"]
+__all__ = ["MIN_KNOWN_WORDS", "LeakageModel", "Reading", "features", "leakage_model", "normalised", "sentences"]
 
 #: a backquoted span, a word, a number or one other character
 _TOKEN: Final = re.compile(r"`[^`\n]*`|[A-Za-z_][\w']*|\d+(?:\.\d+)?|[^\s\w]")
@@ -38,14 +39,36 @@ def _names(text: str) -> set[str]:
     return set(_NAME.findall(text))
 
 
+#: letters of other scripts that look like Latin ones (a hint in Cyrillic look-alikes reads as its Latin twin)
+_LOOK_ALIKES: Final = str.maketrans("АВЕКМНОРСТУХаеорсухіјѕԁɡΑΒΕΖΗΙΚΜΝΟΡΤΥΧοικνρτυχ",
+                                    "ABEKMHOPCTYXaeopcyxijsdgABEZHIKMNOPTYXoikvptux")
+#: markdown that marks up prose: emphasis, headings, list markers, rules
+_EMPHASIS: Final = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)([^*_\n`]+?)(?<=\S)\1(?![\w*])")
+_LINE_MARKUP: Final = re.compile(r"(?m)^[ \t>]*(?:#{1,6}[ \t]+|[-*+•][ \t]+|\d{1,2}[.)][ \t]+|[-*_=]{3,}[ \t]*$)")
+
+
+def normalised(text: str, names: frozenset[str] = frozenset()) -> str:
+    """``text`` as the model reads it: Unicode compatibility forms and Latin look-alikes folded, markdown's
+    emphasis, headings, list markers and rules dropped, and a name of the programs quoted with ' or " read as
+    a code span (```name```)."""
+    text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
+    text = _LINE_MARKUP.sub("", _EMPHASIS.sub(r"\2", text))
+    if names:
+        text = re.sub(r"(?<![\w`])(['\"])([A-Za-z_][\w.\[\]()]*)\1(?![\w`])",
+                      lambda m: f"`{m.group(2)}`" if _NAME.match(m.group(2)).group() in names else m.group(),
+                      text)
+    return text
+
+
 def features(text: str, level: int, problem: str, program: str, reference: str) -> list[str]:
-    """The hint's terms: its tokens read structurally (``<pid>`` a name only the candidate's program and the
+    """The hint's terms (of its :func:`normalised` text): its tokens read structurally (``<pid>`` a name only the candidate's program and the
     reference use, ``<rid>`` a name only the reference has, ``<num>`` a number, a backquoted span as ``<bq>`` or
     ``<bq-py>`` then its own terms), their n-grams up to three, and the level's own copies of the unigrams and
     bigrams (a term means one thing in an L1 hint and another in an L5 one)."""
     public = {name.lower() for name in _names(problem)}
     own = {n for n in _names(program) if n.lower() not in public}
     hidden = {n for n in _names(reference) if n.lower() not in public} - own
+    text = normalised(text, frozenset(own | hidden))
 
     def word(token: str) -> str:
         if token[0].isdigit():
@@ -71,6 +94,10 @@ def features(text: str, level: int, problem: str, program: str, reference: str) 
     return [f"<level {level}>", *grams, *tagged]
 
 
+#: the fewest known words a text needs for the model to read it (a terse "The output is wrong." is read on the
+#: level's prior alone: 32 of 80 clean terse L1 symptoms were rejected so, attack of stop 34)
+MIN_KNOWN_WORDS: Final = 4
+
 #: where a sentence ends: after ., ! or ? and a space before what opens the next, or at a line break
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\d])|\s*\n+\s*")
 
@@ -88,6 +115,8 @@ class Reading(msgspec.Struct, frozen=True):
     crossing: float
     boundaries: dict[str, float]
     sentence: float = 0.0
+    #: how many of the hint's words the model knows: below :data:`MIN_KNOWN_WORDS` it reads the level, not the hint
+    known: int = 0
 
 
 class LeakageModel(msgspec.Struct, frozen=True):
@@ -107,27 +136,36 @@ class LeakageModel(msgspec.Struct, frozen=True):
     provenance: dict[str, object] = {}
 
     def read(self, text: str, level: int, problem: str, program: str, reference: str) -> Reading:
-        scores = self._scores(text, level, problem, program, reference)
+        scores, known = self._scores(text, level, problem, program, reference)
         crossing = scores.pop("crossing")
         split = sentences(text) if self.sentence_threshold <= 1.0 else []
         sentence = 0.0
         for part in split if len(split) > 1 else ():
-            more = self._scores(part, level, problem, program, reference)
+            more, words = self._scores(part, level, problem, program, reference)
+            if words < MIN_KNOWN_WORDS:  # a list marker, a heading, "Thanks!": read on the level alone
+                continue
             sentence = max(sentence, more.pop("crossing"))
             scores = {name: max(score, more[name]) for name, score in scores.items()}
-        return Reading(crossing=crossing, boundaries=scores, sentence=sentence)
+        return Reading(crossing=crossing, boundaries=scores, sentence=sentence, known=known)
+
+    def known_words(self, text: str, level: int, problem: str, program: str, reference: str) -> int:
+        """How many of ``text``'s words the model knows (its unigrams in the vocabulary)."""
+        return self._scores(text, level, problem, program, reference)[1]
 
     def crosses(self, reading: Reading) -> bool:
         """Whether ``reading`` rejects its hint: the whole hint's chance, or one sentence's, over its threshold."""
         return reading.crossing > self.threshold or reading.sentence > self.sentence_threshold
 
-    def _scores(self, text: str, level: int, problem: str, program: str, reference: str) -> dict[str, float]:
-        counts = Counter(i for t in features(text, level, problem, program, reference)
-                         if (i := self.terms.get(t)) is not None)
+    def _scores(self, text: str, level: int, problem: str, program: str,
+                reference: str) -> tuple[dict[str, float], int]:
+        terms = features(text, level, problem, program, reference)
+        counts = Counter(i for t in terms if (i := self.terms.get(t)) is not None)
+        known = sum(1 for t in terms if " " not in t and not t.startswith(("L", "<level"))
+                    and t[:1].isalnum() and t in self.terms)
         values = {i: (1.0 + math.log(c)) * self.idf[i] for i, c in counts.items()}
         norm = math.sqrt(sum(v * v for v in values.values())) or 1.0
-        return {name: _sigmoid(self.intercepts[name] + sum(w[i] * v for i, v in values.items()) / norm)
-                for name, w in self.weights.items()}
+        return ({name: _sigmoid(self.intercepts[name] + sum(w[i] * v for i, v in values.items()) / norm)
+                 for name, w in self.weights.items()}, known)
 
 
 def _sigmoid(x: float) -> float:
