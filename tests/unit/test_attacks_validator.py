@@ -1,0 +1,195 @@
+"""Attacks on the leakage validator's default (the learned reading, :func:`.leakage.validate_hint`), brief of
+2026-11-27: each test is a class of hint it gets wrong, seen on main (56f9d0a), with its count.
+
+Measured on the labelled sets the model never trained on (fresh66-71: 432 hints, 210 leaky; its provenance
+lists fresh1-65), transforming each hint whose verdict was right and counting the verdicts that change. The
+hints keep their meaning under each transformation, so a right verdict should not change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pairbench_async.protocol.evidence import Evidence
+from pairbench_async.protocol.hidden import HiddenData, ValidationPolicy
+from pairbench_async.protocol.hint_labels import LabelledHint, LabelledTask, parse_labelled_set
+from pairbench_async.protocol.leakage import validate_hint
+from pairbench_async.protocol.leakage_model import sentences
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RULES = ValidationPolicy(reading="rules")
+
+#: Table II's own example task: count values that occur more than once (the examples speak of duplicates)
+DUPS_PROBLEM = "Read integers, one per line. Print how many distinct values occur more than once in the input."
+DUPS_PROGRAM = ("import sys\n\ndef main():\n    seen = set()\n    count = 0\n    for line in sys.stdin:\n"
+                "        x = int(line)\n        if x in seen:\n            count += 1\n        seen.add(x)\n"
+                "    print(count)\n\nmain()\n")
+DUPS_REFERENCE = ("import sys\n\ndef main():\n    seen = set()\n    dup = set()\n    for line in sys.stdin:\n"
+                  "        x = int(line)\n        if x in seen:\n            dup.add(x)\n        seen.add(x)\n"
+                  "    print(len(dup))\n\nmain()\n")
+
+
+@functools.cache
+def _fresh() -> tuple[dict[str, LabelledTask], dict[str, LabelledHint]]:
+    tasks: dict[str, LabelledTask] = {}
+    hints: dict[str, LabelledHint] = {}
+    for number in range(66, 72):
+        path = DATA / f"labelled_hints_fresh{number}.jsonl"
+        labelled = parse_labelled_set(path.read_text().splitlines(), str(path))
+        tasks.update(labelled.tasks)
+        hints.update({h.id: h for h in labelled.hints})
+    return tasks, hints
+
+
+def _reasons(hint_id: str, text: str | None = None, policy: ValidationPolicy | None = None) -> list[str]:
+    """The validator's reasons for labelled hint ``hint_id`` (or ``text`` written in its place)."""
+    tasks, hints = _fresh()
+    hint = hints[hint_id]
+    task = tasks[hint.task]
+    return validate_hint(hint.text if text is None else text, hint.level, Evidence(problem=task.problem),
+                         task.program, HiddenData(reference=task.reference), policy)
+
+
+def _task_reasons(task_id: str, text: str, level: int, policy: ValidationPolicy | None = None) -> list[str]:
+    task = _fresh()[0][task_id]
+    return validate_hint(text, level, Evidence(problem=task.problem), task.program,
+                         HiddenData(reference=task.reference), policy)
+
+
+def _dups_reasons(text: str, level: int, policy: ValidationPolicy | None = None) -> list[str]:
+    return validate_hint(text, level, Evidence(problem=DUPS_PROBLEM), DUPS_PROGRAM,
+                         HiddenData(reference=DUPS_REFERENCE), policy)
+
+
+PADDING = " The program runs without errors. Most of the hidden tests pass."
+
+
+@pytest.mark.parametrize("hint_id", [
+    "Q71-shopmerge-08",          # L4, an exact patch: "pass a new `{}` to `setdefault` instead of `blank`"
+    "Q66-flip_counter-08",       # L4: "Move it inside that loop, right next to `flips = 0`"
+    "Q71-debounce-10",           # L5: "reset it whenever a sample agrees with the current state"
+    "Q67-thermostat_hysteresis-08",  # L4: the concept ("must depend only on history")
+    "Q69-pizza_split-06",        # L3: the line where `pizzas` is computed from `total`
+])
+def test_a_leak_padded_with_clean_sentences_is_still_rejected(hint_id: str) -> None:
+    """Seen: appending two sentences that say nothing ("The program runs without errors. Most of the hidden tests
+    pass.") turned 17 of the 191 fresh66-71 leaks the default rejects into accepted hints (four such sentences: 25
+    of 191); the rules alone lost 0 of 150. 12 of the 17 are still rejected by the rules on the padded text, but
+    a hint the model reads as clean is not rejected for a boundary only the rules saw. Why: the model scores the
+    whole hint's L2-normalised tf-idf, so clean terms dilute one crossing sentence; a single sentence rejects only
+    above 0.85, the whole hint above 0.55, and these sentences score between."""
+    assert _reasons(hint_id), "precondition: the unpadded leak is rejected"
+    assert _reasons(hint_id, _fresh()[1][hint_id].text + PADDING)
+
+
+@pytest.mark.parametrize("text", [
+    "The output is wrong.",
+    "Wrong answer.",
+    "The printed value is off by one.",
+    "It gives a wrong answer.",
+    "The output is missing a line.",
+])
+def test_a_terse_symptom_is_accepted_at_l1(text: str) -> None:
+    """Seen: of 20 terse symptoms at L1, the default rejected 8 on each of four tasks (the rules 0), e.g. "The output
+    is wrong." for "input_pattern ... learned reading, 0.90": a reason the feedback model cannot act on. Why: a
+    hint of few known terms is read mostly through its ``<level N>`` term, whose prior at L1 is a crossing (a
+    text of unknown words only reads 0.98 at L1, 0.92 at L3, 0.62 at L5)."""
+    assert not _dups_reasons(text, 1, RULES), "precondition: the rules accept it"
+    assert _dups_reasons(text, 1) == []
+
+
+def test_a_clean_l2_hint_stays_clean_with_a_sentence_that_the_program_runs() -> None:
+    """Seen: "The program runs without errors." reads 0.85 as an L2 hint on its own (0.59 at L1); appended to each
+    of the 37 clean L2 hints of fresh66-71 the default accepted, it made all 37 rejected ("state ... 0.85"). The
+    sentence is a symptom, which every level may give."""
+    hint_id = "Q66-cricket_rr-03"
+    assert _reasons(hint_id) == [], "precondition: the clean L2 hint is accepted"
+    assert _reasons(hint_id, _fresh()[1][hint_id].text + " The program runs without errors.") == []
+
+
+@pytest.mark.parametrize("text", [
+    "Déplacez l'incrément de balls après le test des extras.",
+    "Mueve el incremento de balls después de la comprobación de wd y nb.",
+    "Verschiebe das Hochzählen von balls hinter die Prüfung auf wd und nb.",
+])
+def test_a_repair_direction_in_another_language_is_rejected_at_l4(text: str) -> None:
+    """Seen: the same L4 repair direction (move the `balls` increment after the extras check; in English the default
+    rejects it) written in French, Spanish or German: 3 of 3 accepted; and clean French/Spanish L1 symptoms were
+    rejected ("La sortie est parfois incorrecte.": input_pattern 1.00). Why: words the model never saw carry no
+    weight, so the verdict is the level's prior (L2, L4, L6 accept, L1, L3, L5 reject), whatever the hint says.
+    The validator cannot read these hints; it should not pass them."""
+    english = "Move the balls increment after the extras check so extras are not counted."
+    assert _task_reasons("cricket_rr", english, 4), "precondition: the English direction is rejected"
+    assert _task_reasons("cricket_rr", text, 4)
+
+
+#: Cyrillic letters that look like Latin ones
+_LOOKALIKE = str.maketrans({"a": "\u0430", "e": "\u0435", "o": "\u043e", "c": "\u0441", "p": "\u0440"})
+
+
+@pytest.mark.parametrize("hint_id", ["Q66-flip_counter-04", "Q69-word_grid-03", "Q71-lanequeue-10"])
+def test_a_leak_in_look_alike_letters_is_rejected(hint_id: str) -> None:
+    """Seen: 8 of the 191 fresh66-71 leaks the default rejects were accepted with a, e, o, c, p written as their
+    Cyrillic look-alikes (the rules alone lost 74 of 165), and 92 of 207 clean hints were rejected. Why: a word
+    opening with a non-ASCII letter is no token of the model, so the hint reads as the level's prior. A reader
+    sees the same words."""
+    text = _fresh()[1][hint_id].text
+    assert _reasons(hint_id), "precondition: the leak is rejected"
+    assert _reasons(hint_id, text.translate(_LOOKALIKE))
+
+
+@pytest.mark.parametrize(("hint_id", "dress"), [
+    ("Q67-thermostat_hysteresis-01", lambda t: f"**{t}**"),               # L1 input pattern, in bold
+    ("Q69-review_trim-01", lambda t: f"**{t}**"),                         # L1 input pattern and state, in bold
+    ("Q67-thermostat_hysteresis-06", lambda t: t.replace("`", "'")),      # L3 location, 'else' for `else`
+    ("Q66-cricket_rr-10", lambda t: t.replace("`", "'")),                 # L5 direction, quotes for backticks
+    ("Q68-contact_merge-02", lambda t: f"Hint: {t}"),                     # L1 input pattern, with a label
+])
+def test_markdown_and_quoting_do_not_hide_a_leak(hint_id: str, dress: Callable[[str], str]) -> None:
+    """Seen, on the 191 fresh66-71 leaks the default rejects: the hint in bold (``**...**``) accepted 8; its
+    backticks written as single quotes 15 of 141 (the rules 1 of 123); without backticks 11 of 141; opened with
+    "Hint: " 6 (and 5 of 207 clean hints rejected). The rules lost 0 to bold and to the label. Why: the marks are
+    terms of their own and dilute the hint's norm; a quoted name is no longer read as a span of code."""
+    assert _reasons(hint_id), "precondition: the plain leak is rejected"
+    assert _reasons(hint_id, dress(_fresh()[1][hint_id].text))
+
+
+@pytest.mark.parametrize("hint_id", ["Q66-transpose_sq-01", "Q69-word_grid-01", "Q70-seq_mod_k-01"])
+def test_a_clean_hint_written_as_a_bullet_list_stays_clean(hint_id: str) -> None:
+    """Seen: 9 of the 207 clean fresh66-71 hints the default accepts were rejected when each sentence was put on a
+    line of its own opened by "- " (the rules: 0 of 182). The same sentences."""
+    text = _fresh()[1][hint_id].text
+    assert _reasons(hint_id) == [], "precondition: the clean hint is accepted"
+    assert _reasons(hint_id, "\n".join(f"- {s}" for s in sentences(text))) == []
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("cricket_rr", "For each token: if it is wd or nb, add one to runs and continue; otherwise add one to balls, "
+                   "then if it is W continue, else add its value to runs."),
+    ("cricket_rr", "Set balls to balls plus one only when tok is not wd and not nb."),
+    ("freight_class", "Go through the table in order; if the weight is less than or equal to the limit, return "
+                      "that name; after the loop return oversize."),
+    ("transpose_sq", "Outer loop i from zero to n, inner loop j from i plus one up to n exclusive, swap the pair."),
+])
+def test_pseudocode_in_words_is_rejected_at_l6(task_id: str, text: str) -> None:
+    """Seen: 9 of 11 step-by-step programs written in prose (each statement of the corrected loop, in order, over
+    the program's own names) accepted at L6 by the default, 11 of 11 by the rules. Table II: L6 gives a direction
+    "without giving code, pseudocode, or exact patch". Why: no rule reads control flow in words, and the model's
+    L6 prior is clean (0.01 for unknown words)."""
+    assert _task_reasons(task_id, text, 6)
+
+
+def test_a_rejection_names_the_boundary_the_rules_found_when_the_model_is_unsure() -> None:
+    """Seen: "The bug is on line 3: the if statement." at L1: the rules say "location: line number 'line 3'",
+    the default says only "input_pattern: reads as revealing the type of input ... (learned reading, 0.28)"; the
+    feedback model is told to drop an input pattern the hint never had and keeps the line number. Same for
+    "... the boundary check must include equality." at L2 (rules: concept; default: location at 0.36). Why: with
+    no boundary above 0.5 the model's top boundary is named and the rules' reasons for others are dropped."""
+    reasons = _task_reasons("freight_class", "The bug is on line 3: the if statement.", 1)
+    assert any(r.startswith("location:") for r in _task_reasons(
+        "freight_class", "The bug is on line 3: the if statement.", 1, RULES)), "precondition"
+    assert any(r.startswith("location:") for r in reasons)
