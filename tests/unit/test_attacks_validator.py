@@ -193,3 +193,33 @@ def test_a_rejection_names_the_boundary_the_rules_found_when_the_model_is_unsure
     assert any(r.startswith("location:") for r in _task_reasons(
         "freight_class", "The bug is on line 3: the if statement.", 1, RULES)), "precondition"
     assert any(r.startswith("location:") for r in reasons)
+
+
+@pytest.mark.parametrize(("hint_id", "higher"), [
+    ("Q66-cricket_rr-03", 4),     # clean L2 (extras expose it), at L4: "concept"
+    ("Q66-cricket_rr-05", 4),     # clean L3 (the legal-ball count is not kept), at L4: "concept"
+    ("Q66-cricket_rr-07", 5),     # clean L4 (where `balls` is incremented), at L5: "direction"
+    ("Q66-transpose_sq-01", 2),   # clean L1 (the matrix is only partly transposed), at L2: "state"
+])
+def test_a_hint_accepted_at_a_level_is_accepted_at_every_higher_level(hint_id: str, higher: int) -> None:
+    """Seen: of the fresh66-71 hints the default accepts at their level, 130 of 567 (hint, higher level) pairs are
+    rejected at the higher level (the rules: 10 of 578): the same text is read as not revealing the concept at L2
+    and as revealing it at L4, though the concept is reserved for L5 at both. Table II's boundaries are nested,
+    and the adaptive policy escalates a stuck model's level: a deeper hint must not be harder to pass than a
+    shallower one with the same words. Why: the model's level prior and its per-level copies of the terms."""
+    hint = _fresh()[1][hint_id]
+    assert _reasons(hint_id) == [], "precondition: accepted at its own level"
+    tasks = _fresh()[0]
+    task = tasks[hint.task]
+    assert validate_hint(hint.text, higher, Evidence(problem=task.problem), task.program,
+                         HiddenData(reference=task.reference)) == []
+
+
+def test_the_references_expression_padded_with_clean_sentences_is_rejected() -> None:
+    """Seen: "Print `len(dup)` where `dup` is a set of repeated values." at L6 (the reference's expression over a
+    name only the reference has) is rejected alone and accepted with "The program runs without errors. Most of the
+    hidden tests pass." after it; the rules' "code: inline code span" is no exact check, so it does not survive
+    a clean reading. Of 20 inline-code patches at L6 the default accepted 1 alone and 2 padded."""
+    text = "Print `len(dup)` where `dup` is a set of repeated values."
+    assert _dups_reasons(text, 6), "precondition: rejected alone"
+    assert _dups_reasons(text + PADDING, 6)
