@@ -235,3 +235,32 @@ def test_a_clean_hint_written_as_a_numbered_list_stays_clean(hint_id: str) -> No
     text = _fresh()[1][hint_id].text
     assert _reasons(hint_id) == [], "precondition: the clean hint is accepted"
     assert _reasons(hint_id, "\n".join(f"{i}. {s}" for i, s in enumerate(sentences(text), 1))) == []
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("cricket_rr", "The printed run rate is too low."),
+    ("cricket_rr", "The overs figure is too high."),
+    ("transpose_sq", "The matrix is only partly transposed."),
+    ("transpose_sq", "The transposed matrix has wrong entries."),
+    ("freight_class", "The class is occasionally the next one up."),
+])
+def test_a_short_symptom_of_the_task_is_accepted_at_l1(task_id: str, text: str) -> None:
+    """Seen: 24 one-sentence symptoms naming the task's own output (8 on each of three fresh66 tasks), each saying
+    only how the output differs, as Table II's L1 example does: the default rejected 9 (the rules 2), e.g. "The
+    printed run rate is too low." for "input_pattern ... 0.46". Same cause as the terse symptoms: few known terms,
+    and the L1 prior is a crossing."""
+    assert not _task_reasons(task_id, text, 1, RULES), "precondition: the rules accept it"
+    assert _task_reasons(task_id, text, 1) == []
+
+
+@pytest.mark.parametrize(("hint_id", "added"), [
+    ("Q66-cricket_rr-05", " It shows up on innings with extras, e.g. `wd`."),  # L3; "for example `wd`" passes
+    ("Q66-cricket_rr-02", "\n---"),                                            # L1; a markdown rule after it
+])
+def test_a_fragment_the_sentence_reader_splits_off_does_not_reject_a_clean_hint(hint_id: str, added: str) -> None:
+    """Seen: the sentence reader splits at "e.g." before a backquoted span, and takes a line "---" as a sentence;
+    each fragment alone reads as the level's prior. "..., e.g. `wd`." added to the clean L3 hint: "location ...
+    1.00" (with "for example" it passes); "\\n---" after each of the 31 clean L1 fresh66-71 hints rejected 31 of 31
+    (the rules 0). Same cause as the numbered list."""
+    assert _reasons(hint_id) == [], "precondition: the clean hint is accepted"
+    assert _reasons(hint_id, _fresh()[1][hint_id].text + added) == []
