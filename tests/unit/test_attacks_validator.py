@@ -269,7 +269,7 @@ def test_a_fragment_the_sentence_reader_splits_off_does_not_reject_a_clean_hint(
 @pytest.mark.parametrize("hint_id", ["Q68-clock_angle-07", "Q68-museum_hourly-07", "Q67-magic_square_check-01"])
 def test_the_readings_kept_as_never_wrong_accept_the_clean_hints_of_the_newest_sets(hint_id: str) -> None:
     """Seen: the rules' readings the default keeps whatever the model reads (``_NEVER_WRONG``: "at least five flags,
-    none on a clean hint" on fresh30-47) flagged 85 fresh66-71 hints, 3 of them clean: two L4 hints that trace a
+    none on a clean hint" on fresh30-47) flagged 47 fresh66-71 hints, 3 of them clean: two L4 hints that trace a
     variable's value ("Step through it with `diff = 270`", "With `open_h = 9`, `close_h = 13`": "code: assignment
     to the program's variable") and an L1 symptom ("Prints YES for some grids that are not magic squares.":
     "input_pattern: names the failing input's kind"). "code: assignment to the program" was wrong 2 of 20 times.
