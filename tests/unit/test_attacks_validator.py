@@ -275,3 +275,28 @@ def test_the_readings_kept_as_never_wrong_accept_the_clean_hints_of_the_newest_s
     "input_pattern: names the failing input's kind"). "code: assignment to the program" was wrong 2 of 20 times.
     A value a trace shows is data, which L4 may give; the model's reading cannot overrule these."""
     assert _reasons(hint_id) == []
+
+
+#: Table II's example hints, by their level
+TABLE_II = {
+    3: "The solution does not keep enough information about repeated values across iterations.",
+    4: "The issue is likely in the loop that updates the count after reading each value.",
+    5: "The solution needs to distinguish between seeing a value once and seeing it multiple times.",
+}
+
+
+@pytest.mark.parametrize(("task_id", "example", "level"), [
+    ("dups", 3, 2), ("dups", 5, 3), ("cricket_rr", 4, 3), ("freight_class", 4, 3),
+])
+def test_table_iis_own_example_is_rejected_below_its_level(task_id: str, example: int, level: int) -> None:
+    """Seen: each of Table II's examples for L2-L6 given at every level below its own (15 pairs) on four tasks
+    (Table II's duplicates task and three fresh66 tasks): the default accepted 10 of 60, the rules 0. The L3
+    example (state) at L2 and the L5 example (concept) at L3 were accepted on all four tasks, the L4 example
+    (location) at L3 on two. These texts are what Table II says those levels reveal."""
+    text = TABLE_II[example]
+    if task_id == "dups":
+        rules, default = _dups_reasons(text, level, RULES), _dups_reasons(text, level)
+    else:
+        rules, default = _task_reasons(task_id, text, level, RULES), _task_reasons(task_id, text, level)
+    assert rules, "precondition: the rules reject it"
+    assert default
