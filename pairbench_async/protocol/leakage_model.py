@@ -47,6 +47,10 @@ _EMPHASIS: Final = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)([^*_\n`]+?)(?<=\S
 _LINE_MARKUP: Final = re.compile(r"(?m)^[ \t>]*(?:#{1,6}[ \t]+|[-*+•][ \t]+|\d{1,2}[.)][ \t]+|[-*_=]{3,}[ \t]*$)")
 
 
+#: a name or a small expression quoted with ' or " ('seen', "total[i]")
+_QUOTED: Final = re.compile(r"(?<![\w`])(['\"])([A-Za-z_][\w.\[\]()]*)\1(?![\w`])")
+
+
 def normalised(text: str, names: frozenset[str] = frozenset()) -> str:
     """``text`` as the model reads it: Unicode compatibility forms and Latin look-alikes folded, markdown's
     emphasis, headings, list markers and rules dropped, and a name of the programs quoted with ' or " read as
@@ -54,9 +58,10 @@ def normalised(text: str, names: frozenset[str] = frozenset()) -> str:
     text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
     text = _LINE_MARKUP.sub("", _EMPHASIS.sub(r"\2", text))
     if names:
-        text = re.sub(r"(?<![\w`])(['\"])([A-Za-z_][\w.\[\]()]*)\1(?![\w`])",
-                      lambda m: f"`{m.group(2)}`" if _NAME.match(m.group(2)).group() in names else m.group(),
-                      text)
+        def spanned(found: re.Match[str]) -> str:
+            name = _NAME.match(found.group(2))
+            return f"`{found.group(2)}`" if name is not None and name.group() in names else found.group()
+        text = _QUOTED.sub(spanned, text)
     return text
 
 
