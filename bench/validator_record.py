@@ -41,17 +41,9 @@ def reason_kind(reason: str) -> str:
 
 def untrusted_cells(record: Iterable[dict[str, object]], least: int = 2) -> frozenset[tuple[str, int]]:
     """(kind, level) cells wrong alone at least ``least`` times and more often than right alone."""
-    right: dict[tuple[str, int], int] = {}
-    wrong: dict[tuple[str, int], int] = {}
-    for row in record:
-        kinds = [str(kind) for kind in row["kinds"]]  # type: ignore[attr-defined]
-        if len({kind.split(":", 1)[0] for kind in kinds}) != 1:
-            continue
-        tally = wrong if not row["broken"] else right
-        for kind in kinds:
-            cell = (kind, int(row["level"]))  # type: ignore[call-overload]
-            tally[cell] = tally.get(cell, 0) + 1
-    return frozenset(cell for cell, count in wrong.items() if count >= least and count > right.get(cell, 0))
+    return frozenset(cell for cell, (_, _, right, wrong) in _cells(list(record)).items()
+                     if wrong >= least and wrong > right)
+
 
 #: (revision, commit of its tree when it first measured the sets, the sets)
 ROUNDS: Final = (
