@@ -180,8 +180,9 @@ def validate_hint(
     ``"learned"`` (the default): the rules' exact checks (a quote of hidden data, the length, an empty hint)
     and their readings never wrong on hints they had not seen (code written structurally: :data:`_NEVER_WRONG`)
     always reject; Table II's boundaries are the model's (:mod:`.leakage_model`): a hint it reads as crossing
-    is rejected for the boundaries it names (the rules' reasons for those where the rules agree, else the
-    model's), and one it reads as clean is not rejected for a boundary the rules alone saw. On the newest
+    is rejected for the boundaries it names (the rules' reasons where they saw a boundary, else the model's),
+    and one it reads as clean, or accepts at a lower level, is not rejected for a boundary the rules alone saw;
+    a hint with fewer than :data:`MIN_KNOWN_HINT` words the model knows is left to the rules. On the newest
     blind sets the rules alone fell to 0.77-0.82 precision; the model, chosen on sets it never trained on,
     holds more (docs/PROTOCOL.md, "The learned reading"). ``"rules"``: :func:`rule_reasons`.
     """

@@ -153,10 +153,6 @@ class LeakageModel(msgspec.Struct, frozen=True):
             scores = {name: max(score, more[name]) for name, score in scores.items()}
         return Reading(crossing=crossing, boundaries=scores, sentence=sentence, known=known)
 
-    def known_words(self, text: str, level: int, problem: str, program: str, reference: str) -> int:
-        """How many of ``text``'s words the model knows (its unigrams in the vocabulary)."""
-        return self._scores(text, level, problem, program, reference)[1]
-
     def crosses(self, reading: Reading) -> bool:
         """Whether ``reading`` rejects its hint: the whole hint's chance, or one sentence's, over its threshold."""
         return reading.crossing > self.threshold or reading.sentence > self.sentence_threshold
